@@ -1,0 +1,83 @@
+/**
+ * Samples → bytes: float32 → s16le PCM with clipping, and WAV headers (streaming and exact).
+ */
+import { SAMPLE_RATE } from './facts.ts';
+
+/** Converts float samples in [-1, 1] to little-endian 16-bit PCM, clipping anything outside. */
+export function floatToPcm16(samples: Float32Array): Buffer {
+  const out = Buffer.allocUnsafe(samples.length * 2);
+  for (let i = 0; i < samples.length; i++) {
+    const s = samples[i]!;
+    // NaN becomes silence rather than a full-scale click.
+    const clipped = s > 1 ? 1 : s < -1 ? -1 : s === s ? s : 0;
+    out.writeInt16LE(clipped < 0 ? Math.round(clipped * 0x8000) : Math.round(clipped * 0x7fff), i * 2);
+  }
+  return out;
+}
+
+export const WAV_HEADER_BYTES = 44;
+
+/**
+ * A 44-byte RIFF/WAVE header for mono PCM16. With `dataBytes` undefined the sizes are the
+ * 0xFFFFFFFF placeholders that streaming players accept for a file of unknown length.
+ */
+export function wavHeader(dataBytes?: number, sampleRate: number = SAMPLE_RATE): Buffer {
+  const h = Buffer.alloc(WAV_HEADER_BYTES);
+  const unknown = dataBytes === undefined;
+  h.write('RIFF', 0, 'ascii');
+  h.writeUInt32LE(unknown ? 0xffffffff : 36 + dataBytes, 4);
+  h.write('WAVE', 8, 'ascii');
+  h.write('fmt ', 12, 'ascii');
+  h.writeUInt32LE(16, 16); // fmt chunk size
+  h.writeUInt16LE(1, 20); // PCM
+  h.writeUInt16LE(1, 22); // mono
+  h.writeUInt32LE(sampleRate, 24);
+  h.writeUInt32LE(sampleRate * 2, 28); // byte rate
+  h.writeUInt16LE(2, 32); // block align
+  h.writeUInt16LE(16, 34); // bits per sample
+  h.write('data', 36, 'ascii');
+  h.writeUInt32LE(unknown ? 0xffffffff : dataBytes, 40);
+  return h;
+}
+
+/** Formats this build can encode, with their HTTP content types. */
+export const FORMATS = {
+  pcm: (rate: number) => `audio/pcm;rate=${rate};encoding=s16le;channels=1`,
+  wav: () => 'audio/wav',
+} as const;
+
+export type AudioFormat = keyof typeof FORMATS;
+
+export const SUPPORTED_SAMPLE_RATES = [SAMPLE_RATE] as const;
+
+/**
+ * Encodes one request's audio, chunk by chunk. The container header, if any, comes once, in front
+ * of the first chunk.
+ */
+export class AudioEncoder {
+  #started = false;
+  constructor(
+    readonly format: AudioFormat,
+    readonly sampleRate: number = SAMPLE_RATE,
+  ) {}
+
+  get contentType(): string {
+    return FORMATS[this.format](this.sampleRate);
+  }
+
+  encode(samples: Float32Array): Buffer {
+    const pcm = floatToPcm16(samples);
+    if (this.format === 'wav' && !this.#started) {
+      this.#started = true;
+      return Buffer.concat([wavHeader(undefined, this.sampleRate), pcm]);
+    }
+    this.#started = true;
+    return pcm;
+  }
+
+  /** A whole file from all of a request's samples (non-streaming answers: real WAV sizes). */
+  encodeComplete(chunks: readonly Float32Array[]): Buffer {
+    const pcm = Buffer.concat(chunks.map(floatToPcm16));
+    return this.format === 'wav' ? Buffer.concat([wavHeader(pcm.length, this.sampleRate), pcm]) : pcm;
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * The synthesis engine: the one object the server talks to. It owns the worker pool, the voice
+ * catalog and the model facts, and turns a request into an async stream of audio, sentence by
+ * sentence: text → sentences (here) → [worker: normalize → phonemes → ids → ONNX] → samples.
+ */
+import type { Dtype } from './facts.ts';
+import { locateModel, type ModelFiles } from './modeldir.ts';
+import type { Device, ModelContract, Provider } from './onnx.ts';
+import { isSupportedLanguage } from './phonemes.ts';
+import { WorkerPool, type PoolEvents } from './pool.ts';
+import { splitSentences } from './sentences.ts';
+import { VoiceCatalog, type ResolvedVoice } from './voices.ts';
+
+export interface EngineOptions extends PoolEvents {
+  readonly modelDir: string;
+  readonly dtype: Dtype;
+  readonly device: Device;
+  readonly workers: number;
+  readonly intraOpThreads: number;
+  readonly maxQueuedJobs: number;
+  readonly defaultVoice: string;
+  /** ORT's log severity (0 verbose … 4 fatal). */
+  readonly logSeverity: 0 | 1 | 2 | 3 | 4;
+}
+
+export interface SynthesisRequest {
+  readonly text: string;
+  readonly voice: ResolvedVoice;
+  readonly speed: number;
+}
+
+export interface AudioChunk {
+  readonly samples: Float32Array;
+  /** Index of the sentence this audio belongs to. */
+  readonly sentence: number;
+  readonly phonemeCount: number;
+  /** The model's own run time for this chunk. */
+  readonly inferenceMs: number;
+}
+
+export interface EngineInfo {
+  readonly provider: Provider;
+  readonly fallbackReason?: string;
+  readonly modelFile: string;
+  readonly layout: ModelFiles['layout'];
+  readonly dtype: Dtype;
+  readonly workers: number;
+  readonly contract: ModelContract;
+  readonly warmupMs: number;
+  readonly voices: number;
+}
+
+export interface Engine {
+  readonly info: EngineInfo;
+  readonly voices: VoiceCatalog;
+  /** Sentences waiting for a worker, and workers busy now. */
+  load(): { queued: number; busy: number; workers: number };
+  /** Streams a request's audio, one chunk per inference, in order. */
+  stream(request: SynthesisRequest, signal?: AbortSignal): AsyncGenerator<AudioChunk>;
+  dispose(): Promise<void>;
+}
+
+/**
+ * Locates the model, starts and warms every worker, and returns the engine. Throws a readable
+ * error (ModelDirError, ModelContractError, ProviderError, VoiceSpecError) when it cannot.
+ */
+export async function createEngine(options: EngineOptions): Promise<Engine> {
+  const files = locateModel(options.modelDir, options.dtype);
+  const voices = new VoiceCatalog(files.voiceDirs, (lang) => isSupportedLanguage(lang));
+  const warmupVoice = voices.resolve(options.defaultVoice);
+  const pool = await WorkerPool.create(
+    {
+      modelFile: files.modelFile,
+      device: options.device,
+      intraOpThreads: options.intraOpThreads,
+      logSeverity: options.logSeverity,
+      warmupVoice,
+    },
+    options.workers,
+    options.maxQueuedJobs,
+    options,
+  );
+  const poolInfo = pool.info;
+  const info: EngineInfo = {
+    provider: poolInfo.provider,
+    ...(poolInfo.fallbackReason ? { fallbackReason: poolInfo.fallbackReason } : {}),
+    modelFile: files.modelFile,
+    layout: files.layout,
+    dtype: options.dtype,
+    workers: pool.size,
+    contract: poolInfo.contract,
+    warmupMs: poolInfo.warmupMs,
+    voices: voices.ids.length,
+  };
+
+  async function* stream(request: SynthesisRequest, signal?: AbortSignal): AsyncGenerator<AudioChunk> {
+    // Our own controller, so that a consumer that stops iterating also cancels the sentence in flight.
+    const controller = new AbortController();
+    const forward = () => controller.abort();
+    signal?.addEventListener('abort', forward, { once: true });
+    try {
+      const sentences = splitSentences(request.text);
+      for (let index = 0; index < sentences.length; index++) {
+        const ready: AudioChunk[] = [];
+        let finished = false;
+        let failure: unknown;
+        let wake: (() => void) | undefined;
+        pool
+          .run(
+            { text: sentences[index]!, lang: request.voice.lang, voice: request.voice, speed: request.speed },
+            (piece) => {
+              ready.push({ ...piece, sentence: index });
+              wake?.();
+            },
+            controller.signal,
+          )
+          .then(
+            () => (finished = true),
+            (err: unknown) => {
+              failure = err;
+              finished = true;
+            },
+          )
+          .finally(() => wake?.());
+        for (;;) {
+          const chunk = ready.shift();
+          if (chunk) {
+            yield chunk;
+            continue;
+          }
+          if (finished) break;
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = undefined;
+        }
+        if (failure) throw failure;
+      }
+    } finally {
+      signal?.removeEventListener('abort', forward);
+      controller.abort();
+    }
+  }
+
+  return {
+    info,
+    voices,
+    load: () => ({ queued: pool.queued, busy: pool.busy, workers: pool.size }),
+    stream,
+    dispose: () => pool.close(),
+  };
+}

@@ -1,0 +1,178 @@
+/**
+ * The ONNX Runtime session: the only file that imports onnxruntime-node. It chooses the execution
+ * provider, reads the model's input/output contract from the session (exports differ in names and
+ * in the type of `speed`), and runs one inference.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { STYLE_DIM } from './facts.ts';
+
+export type Device = 'auto' | 'cuda' | 'cpu';
+export type Provider = 'cuda' | 'cpu';
+
+/** How the input and output tensors of this export are named and typed. */
+export interface ModelContract {
+  readonly ids: string;
+  readonly style: string;
+  readonly speed: string;
+  readonly speedType: 'float32' | 'int32';
+  readonly output: string;
+}
+
+export class ModelContractError extends Error {
+  override name = 'ModelContractError';
+}
+
+/** Thrown when `KOKORO_DEVICE=cuda` and the CUDA provider cannot be used. */
+export class ProviderError extends Error {
+  override name = 'ProviderError';
+}
+
+export interface ProviderPlan {
+  /** Providers to try in order; each attempt is one session creation. */
+  readonly attempts: readonly Provider[];
+  /** When set, CUDA was skipped before trying, for this reason. */
+  readonly skipped?: string;
+}
+
+/**
+ * Decides which providers to try. Pure, so the selection logic is tested without a GPU.
+ *
+ * - `cpu`: CPU only.
+ * - `cuda`: CUDA only; if its provider library is not installed, fail now with the reason.
+ * - `auto`: CUDA first when its library is installed, then CPU. (Asking ORT for
+ *   `['cuda', 'cpu']` on a machine without CUDA rejects session creation instead of falling back,
+ *   so the fallback is a second session creation, done by the caller.)
+ */
+export function planProviders(device: Device, cudaLibraryPresent: boolean): ProviderPlan {
+  const missing =
+    'the CUDA execution provider library (libonnxruntime_providers_cuda.so) is not installed with onnxruntime-node; install it with ONNXRUNTIME_NODE_INSTALL=cuda12 npm ci (the GPU image does this)';
+  switch (device) {
+    case 'cpu':
+      return { attempts: ['cpu'] };
+    case 'cuda':
+      if (!cudaLibraryPresent) throw new ProviderError(`KOKORO_DEVICE=cuda but ${missing}`);
+      return { attempts: ['cuda'] };
+    case 'auto':
+      return cudaLibraryPresent ? { attempts: ['cuda', 'cpu'] } : { attempts: ['cpu'], skipped: missing };
+  }
+}
+
+/** Where onnxruntime-node keeps its native libraries for this platform. */
+export function ortBinaryDir(): string {
+  const pkg = createRequire(import.meta.url).resolve('onnxruntime-node/package.json');
+  return join(dirname(pkg), 'bin', 'napi-v6', process.platform, process.arch);
+}
+
+export function cudaLibraryPresent(): boolean {
+  return process.platform === 'linux' && existsSync(join(ortBinaryDir(), 'libonnxruntime_providers_cuda.so'));
+}
+
+/**
+ * Reads the contract from the session's declared inputs and outputs, and refuses anything that is
+ * not a Kokoro export.
+ */
+export function readContract(
+  inputs: readonly ort.InferenceSession.ValueMetadata[],
+  outputs: readonly ort.InferenceSession.ValueMetadata[],
+): ModelContract {
+  const find = (names: readonly string[]) => inputs.find((m) => names.includes(m.name));
+  const describe = () =>
+    `inputs [${inputs.map((m) => m.name).join(', ')}], outputs [${outputs.map((m) => m.name).join(', ')}]`;
+  const ids = find(['input_ids', 'tokens']);
+  const style = find(['style', 'ref_s']);
+  const speed = find(['speed']);
+  const output = outputs.find((m) => ['waveform', 'audio'].includes(m.name)) ?? (outputs.length === 1 ? outputs[0] : undefined);
+  if (!ids || !style || !speed || !output || inputs.length !== 3) {
+    throw new ModelContractError(
+      `This is not a Kokoro model export: expected inputs input_ids|tokens (int64), style (float32) and speed, and a waveform|audio output; the model declares ${describe()}`,
+    );
+  }
+  const typeOf = (m: ort.InferenceSession.ValueMetadata) => (m.isTensor ? m.type : 'non-tensor');
+  if (typeOf(ids) !== 'int64') throw new ModelContractError(`Input ${ids.name} should be int64; it is ${typeOf(ids)}`);
+  if (typeOf(style) !== 'float32') throw new ModelContractError(`Input ${style.name} should be float32; it is ${typeOf(style)}`);
+  const speedType = typeOf(speed);
+  if (speedType !== 'float32' && speedType !== 'int32') {
+    throw new ModelContractError(`Input speed should be float32 or int32; it is ${speedType}`);
+  }
+  if (typeOf(output) !== 'float32') throw new ModelContractError(`Output ${output.name} should be float32; it is ${typeOf(output)}`);
+  return { ids: ids.name, style: style.name, speed: speed.name, speedType, output: output.name };
+}
+
+export interface SessionOptions {
+  readonly device: Device;
+  readonly intraOpThreads: number;
+  /** ORT's own log severity: 0 verbose … 4 fatal. ORT is noisy at session creation. */
+  readonly logSeverity: 0 | 1 | 2 | 3 | 4;
+  /** Called when `auto` falls back to CPU, with the reason. */
+  readonly onFallback?: (reason: string) => void;
+}
+
+/** One loaded Kokoro model with its provider and contract. */
+export class KokoroSession {
+  readonly #session: ort.InferenceSession;
+  readonly provider: Provider;
+  readonly contract: ModelContract;
+
+  private constructor(session: ort.InferenceSession, provider: Provider, contract: ModelContract) {
+    this.#session = session;
+    this.provider = provider;
+    this.contract = contract;
+  }
+
+  /** Creates the session on the best provider the plan allows. */
+  static async create(modelFile: string, options: SessionOptions): Promise<KokoroSession> {
+    const plan = planProviders(options.device, cudaLibraryPresent());
+    if (plan.skipped) options.onFallback?.(plan.skipped);
+    let lastError: unknown;
+    for (const provider of plan.attempts) {
+      try {
+        const session = await ort.InferenceSession.create(modelFile, {
+          executionProviders: [provider],
+          intraOpNumThreads: options.intraOpThreads,
+          interOpNumThreads: 1,
+          graphOptimizationLevel: 'all',
+          logSeverityLevel: options.logSeverity,
+        });
+        const contract = readContract(session.inputMetadata, session.outputMetadata);
+        return new KokoroSession(session, provider, contract);
+      } catch (err) {
+        if (err instanceof ModelContractError) throw err;
+        lastError = err;
+        if (provider === 'cuda' && plan.attempts.includes('cpu')) {
+          options.onFallback?.(`the CUDA execution provider failed to start: ${(err as Error).message}`);
+        }
+      }
+    }
+    const reason = (lastError as Error | undefined)?.message ?? 'unknown error';
+    if (options.device === 'cuda') throw new ProviderError(`KOKORO_DEVICE=cuda but the CUDA session failed: ${reason}`);
+    throw new Error(`Could not load the model ${modelFile}: ${reason}`);
+  }
+
+  /** Runs one inference: ids already padded `[0, …, 0]`, one style row, a speed. */
+  async run(ids: BigInt64Array, style: Float32Array, speed: number): Promise<Float32Array> {
+    if (style.length !== STYLE_DIM) throw new Error(`style must have ${STYLE_DIM} values`);
+    const c = this.contract;
+    const feeds: Record<string, ort.Tensor> = {
+      [c.ids]: new ort.Tensor('int64', ids, [1, ids.length]),
+      [c.style]: new ort.Tensor('float32', style, [1, STYLE_DIM]),
+      [c.speed]:
+        c.speedType === 'int32'
+          ? new ort.Tensor('int32', Int32Array.of(Math.round(speed)), [1])
+          : new ort.Tensor('float32', Float32Array.of(speed), [1]),
+    };
+    const result = await this.#session.run(feeds);
+    const out = result[c.output]!;
+    const data = out.data as Float32Array;
+    // Copy out of ORT's buffer so the tensor can be released and the samples transferred.
+    const samples = new Float32Array(data);
+    out.dispose();
+    return samples;
+  }
+
+  async release(): Promise<void> {
+    await this.#session.release();
+  }
+}

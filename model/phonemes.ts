@@ -1,0 +1,89 @@
+/**
+ * Text → phonemes with espeak-ng, through the `phonemizer` package (espeak-ng compiled to
+ * WebAssembly: works offline, no system library). espeak drops punctuation, which Kokoro needs for
+ * prosody, so punctuation runs are cut out first, kept verbatim, and the pieces glued back.
+ *
+ * Calls are synchronous WebAssembly underneath (tens of milliseconds each, the first one much
+ * longer): this module is meant to run inside an inference worker, never on the server's main thread.
+ */
+import type { LanguageCode } from './facts.ts';
+
+/** Languages this front end can phonemize, with espeak-ng's voice for each. */
+export const ESPEAK_VOICES: Partial<Record<LanguageCode, string>> = {
+  a: 'en-us',
+  b: 'en',
+};
+
+export function isSupportedLanguage(lang: string): boolean {
+  return Object.hasOwn(ESPEAK_VOICES, lang);
+}
+
+// Kept verbatim between phonemized pieces; every one of these is in Kokoro's vocabulary or is
+// mapped to a character that is (see normalize.ts).
+const PUNCTUATION = ';:,.!?¡¿—…"«»“”()';
+const PUNCTUATION_RUN = new RegExp(`(\\s*[${PUNCTUATION.replace(/[-\\\]^]/g, '\\$&')}]+\\s*)+`, 'g');
+
+type Phonemize = (text: string, language: string) => Promise<string[]>;
+let phonemizeImpl: Phonemize | undefined;
+
+/**
+ * Loads espeak-ng. The package installs process-wide `uncaughtException`/`unhandledRejection`
+ * listeners that rethrow (an Emscripten default); they would turn any stray rejection into a crash,
+ * so the listeners it added are removed again right after import.
+ */
+export async function loadPhonemizer(): Promise<void> {
+  if (phonemizeImpl) return;
+  const exceptions = new Set(process.listeners('uncaughtException'));
+  const rejections = new Set(process.listeners('unhandledRejection'));
+  const mod = (await import('phonemizer')) as { phonemize: Phonemize };
+  for (const l of process.listeners('uncaughtException')) if (!exceptions.has(l)) process.off('uncaughtException', l);
+  for (const l of process.listeners('unhandledRejection')) if (!rejections.has(l)) process.off('unhandledRejection', l);
+  phonemizeImpl = mod.phonemize;
+}
+
+/**
+ * Adjusts espeak-ng's output towards the phoneme set Kokoro was trained on (the same corrections
+ * Kokoro's reference front ends apply).
+ */
+export function adjustEspeakPhonemes(phonemes: string, lang: LanguageCode): string {
+  let out = phonemes
+    .replace(/kəkˈoːɹoʊ/g, 'kˈoʊkəɹoʊ')
+    .replace(/kəkˈɔːɹəʊ/g, 'kˈəʊkəɹəʊ')
+    .replace(/ʲ/g, 'j')
+    .replace(/r/g, 'ɹ')
+    .replace(/x/g, 'k')
+    .replace(/ɬ/g, 'l')
+    .replace(/(?<=[a-zɹː])(?=hˈʌndɹɪd)/g, ' ')
+    .replace(/ z(?=[;:,.!?¡¿—…"«»“” ]|$)/g, 'z');
+  if (lang === 'a') out = out.replace(/(?<=nˈaɪn)ti(?!ː)/g, 'di');
+  return out.trim();
+}
+
+/** Splits text into alternating word runs and punctuation runs, keeping both. */
+export function splitOnPunctuation(text: string): { text: string; punctuation: boolean }[] {
+  const parts: { text: string; punctuation: boolean }[] = [];
+  let last = 0;
+  for (const match of text.matchAll(PUNCTUATION_RUN)) {
+    if (match.index > last) parts.push({ text: text.slice(last, match.index), punctuation: false });
+    parts.push({ text: match[0], punctuation: true });
+    last = match.index + match[0].length;
+  }
+  if (last < text.length) parts.push({ text: text.slice(last), punctuation: false });
+  return parts;
+}
+
+/** Phonemizes already-normalized text for a supported language. */
+export async function phonemize(text: string, lang: LanguageCode): Promise<string> {
+  const voice = ESPEAK_VOICES[lang];
+  if (!voice) throw new Error(`No phonemizer for language '${lang}'`);
+  if (!phonemizeImpl) await loadPhonemizer();
+  const pieces: string[] = [];
+  for (const part of splitOnPunctuation(text)) {
+    if (part.punctuation) {
+      pieces.push(part.text);
+    } else if (part.text.trim() !== '') {
+      pieces.push((await phonemizeImpl!(part.text, voice)).join(' '));
+    }
+  }
+  return adjustEspeakPhonemes(pieces.join(''), lang);
+}

@@ -1,0 +1,266 @@
+/**
+ * A pool of inference workers fed through one bounded FIFO queue of sentence jobs. A request
+ * submits its next sentence only after the previous one finished, so with several requests the
+ * queue interleaves them sentence by sentence: a new request's first sentence waits for at most
+ * one sentence of each other request, never for another request's whole paragraph.
+ */
+import { Worker } from 'node:worker_threads';
+import type { LanguageCode } from './facts.ts';
+import type { ModelContract, Provider } from './onnx.ts';
+import type { ResolvedVoice } from './voices.ts';
+import type { FromWorker, SentenceJob, WorkerInit } from './worker-protocol.ts';
+
+export interface SentenceRequest {
+  readonly text: string;
+  readonly lang: LanguageCode;
+  readonly voice: ResolvedVoice;
+  readonly speed: number;
+}
+
+export interface PieceResult {
+  readonly samples: Float32Array;
+  readonly phonemeCount: number;
+  readonly inferenceMs: number;
+}
+
+export interface PoolInfo {
+  readonly provider: Provider;
+  readonly contract: ModelContract;
+  readonly fallbackReason?: string;
+  readonly warmupMs: number;
+}
+
+export interface PoolEvents {
+  /** A worker died outside of shutdown; it is being replaced. */
+  onWorkerExit?(info: { index: number; reason: string }): void;
+  onWorkerReady?(info: { index: number; warmupMs: number }): void;
+}
+
+/** Why a job failed; `kind` lets the caller map it to a client-facing error. */
+export class JobError extends Error {
+  constructor(
+    readonly kind: 'busy' | 'cancelled' | 'inference' | 'closed',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'JobError';
+  }
+}
+
+interface Pending {
+  readonly job: SentenceJob;
+  readonly onPiece: (piece: PieceResult) => void;
+  readonly resolve: (stats: { frontEndMs: number; pieces: number }) => void;
+  readonly reject: (err: Error) => void;
+  readonly signal: AbortSignal | undefined;
+  readonly onAbort: () => void;
+  /** Settled (finished, failed or cancelled); later messages for it are ignored. */
+  done: boolean;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: boolean;
+  current: Pending | undefined;
+}
+
+const WORKER_URL = new URL(`./worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+
+export class WorkerPool {
+  readonly #init: WorkerInit;
+  readonly #maxQueued: number;
+  readonly #events: PoolEvents;
+  readonly #slots: Slot[] = [];
+  readonly #queue: Pending[] = [];
+  #nextId = 1;
+  #closed = false;
+  #info: PoolInfo | undefined;
+
+  private constructor(init: WorkerInit, maxQueued: number, events: PoolEvents) {
+    this.#init = init;
+    this.#maxQueued = maxQueued;
+    this.#events = events;
+  }
+
+  /** Starts `size` workers and resolves once every one has loaded and warmed up its model. */
+  static async create(init: WorkerInit, size: number, maxQueued: number, events: PoolEvents = {}): Promise<WorkerPool> {
+    const pool = new WorkerPool(init, maxQueued, events);
+    try {
+      const infos = await Promise.all(Array.from({ length: size }, (_, i) => pool.#spawn(i)));
+      pool.#info = infos[0];
+    } catch (err) {
+      await pool.close();
+      throw err;
+    }
+    return pool;
+  }
+
+  get info(): PoolInfo {
+    if (!this.#info) throw new Error('pool not started');
+    return this.#info;
+  }
+
+  get size(): number {
+    return this.#slots.length;
+  }
+
+  /** Sentences waiting for a worker. */
+  get queued(): number {
+    return this.#queue.length;
+  }
+
+  /** Workers running a sentence now. */
+  get busy(): number {
+    return this.#slots.filter((s) => s.current).length;
+  }
+
+  /**
+   * Synthesizes one sentence. `onPiece` receives each inference's samples as soon as it exists
+   * (a sentence longer than 510 phoneme ids gives several). Rejects with JobError.
+   */
+  run(
+    request: SentenceRequest,
+    onPiece: (piece: PieceResult) => void,
+    signal?: AbortSignal,
+  ): Promise<{ frontEndMs: number; pieces: number }> {
+    if (this.#closed) return Promise.reject(new JobError('closed', 'the inference pool is shut down'));
+    if (signal?.aborted) return Promise.reject(new JobError('cancelled', 'cancelled'));
+    if (this.#queue.length >= this.#maxQueued) {
+      return Promise.reject(new JobError('busy', `the inference queue is full (${this.#maxQueued} sentences waiting)`));
+    }
+    return new Promise((resolve, reject) => {
+      const job: SentenceJob = { type: 'job', id: this.#nextId++, ...request };
+      const pending: Pending = {
+        job,
+        onPiece,
+        resolve,
+        reject,
+        signal,
+        onAbort: () => this.#cancel(pending),
+        done: false,
+      };
+      signal?.addEventListener('abort', pending.onAbort, { once: true });
+      this.#queue.push(pending);
+      this.#dispatch();
+    });
+  }
+
+  /** Stops every worker. Queued jobs are rejected; running ones are abandoned. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const p of this.#queue.splice(0)) this.#settle(p, new JobError('closed', 'the server is shutting down'));
+    await Promise.all(
+      this.#slots.map(async (slot) => {
+        if (slot.current) this.#settle(slot.current, new JobError('closed', 'the server is shutting down'));
+        slot.current = undefined;
+        await slot.worker.terminate();
+      }),
+    );
+  }
+
+  #spawn(index: number): Promise<PoolInfo> {
+    const worker = new Worker(WORKER_URL, {
+      workerData: this.#init,
+      // In development the worker is TypeScript; tsx compiles it on the fly.
+      execArgv: WORKER_URL.pathname.endsWith('.ts') ? ['--import', 'tsx'] : undefined,
+      name: `kokoro-inference-${index}`,
+    });
+    const slot: Slot = { worker, ready: false, current: undefined };
+    this.#slots[index] = slot;
+    return new Promise<PoolInfo>((resolve, reject) => {
+      worker.on('message', (message: FromWorker) => {
+        switch (message.type) {
+          case 'ready': {
+            slot.ready = true;
+            const info: PoolInfo = {
+              provider: message.provider,
+              contract: message.contract,
+              warmupMs: message.warmupMs,
+              ...(message.fallbackReason ? { fallbackReason: message.fallbackReason } : {}),
+            };
+            this.#info ??= info;
+            this.#events.onWorkerReady?.({ index, warmupMs: message.warmupMs });
+            resolve(info);
+            this.#dispatch();
+            break;
+          }
+          case 'fatal':
+            reject(new Error(message.message));
+            break;
+          default:
+            this.#onJobMessage(slot, message);
+        }
+      });
+      worker.on('error', (err) => {
+        if (!slot.ready) reject(err);
+        this.#onWorkerGone(index, slot, err.message);
+      });
+      worker.on('exit', (code) => {
+        if (!slot.ready) reject(new Error(`inference worker exited with code ${code} while starting`));
+        this.#onWorkerGone(index, slot, `exited with code ${code}`);
+      });
+    });
+  }
+
+  #onJobMessage(slot: Slot, message: Exclude<FromWorker, { type: 'ready' | 'fatal' }>): void {
+    const current = slot.current;
+    if (!current || current.job.id !== message.id) return; // an abandoned (cancelled) job's tail
+    switch (message.type) {
+      case 'chunk':
+        if (current.done) break;
+        current.onPiece({
+          samples: message.samples,
+          phonemeCount: message.phonemeCount,
+          inferenceMs: message.inferenceMs,
+        });
+        break;
+      case 'end':
+        slot.current = undefined;
+        this.#settle(current, undefined, { frontEndMs: message.frontEndMs, pieces: message.pieces });
+        this.#dispatch();
+        break;
+      case 'error':
+        slot.current = undefined;
+        this.#settle(current, new JobError('inference', message.message));
+        this.#dispatch();
+        break;
+    }
+  }
+
+  #onWorkerGone(index: number, slot: Slot, reason: string): void {
+    if (this.#slots[index] !== slot || !slot.ready) return;
+    slot.ready = false;
+    if (slot.current) this.#settle(slot.current, new JobError('inference', `inference worker failed: ${reason}`));
+    slot.current = undefined;
+    if (this.#closed) return;
+    this.#events.onWorkerExit?.({ index, reason });
+    // Replace it; the others keep serving meanwhile.
+    this.#spawn(index).catch((err: Error) => this.#events.onWorkerExit?.({ index, reason: `restart failed: ${err.message}` }));
+  }
+
+  #dispatch(): void {
+    for (const slot of this.#slots) {
+      if (!slot || !slot.ready || slot.current) continue;
+      const next = this.#queue.shift();
+      if (!next) return;
+      slot.current = next;
+      slot.worker.postMessage(next.job);
+    }
+  }
+
+  #cancel(pending: Pending): void {
+    const i = this.#queue.indexOf(pending);
+    if (i >= 0) this.#queue.splice(i, 1);
+    // A running job cannot be interrupted (inference is one native call), but its results are
+    // dropped and the worker takes the next job when it ends.
+    this.#settle(pending, new JobError('cancelled', 'cancelled'));
+  }
+
+  #settle(p: Pending, err: Error | undefined, stats?: { frontEndMs: number; pieces: number }): void {
+    if (p.done) return;
+    p.done = true;
+    p.signal?.removeEventListener('abort', p.onAbort);
+    if (err) p.reject(err);
+    else p.resolve(stats!);
+  }
+}

@@ -1,0 +1,244 @@
+/**
+ * Voices: the catalog of available voice files, parsing of voice specs (`af_bella`,
+ * `af_bella+af_sky`, `af_bella(2)+af_sky(1)`), loading, blending and the style row.
+ *
+ * Paths are only ever built from ids that are in Kokoro's published list (facts.ts), never from the
+ * raw request string.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import {
+  LANGUAGES,
+  STYLE_DIM,
+  VOICE_FILE_BYTES,
+  VOICE_IDS,
+  VOICE_ROWS,
+  isVoiceId,
+  type LanguageCode,
+  type VoiceId,
+} from './facts.ts';
+
+export const MAX_BLEND_VOICES = 8;
+
+export interface VoicePart {
+  readonly id: VoiceId;
+  /** Normalized: the weights of a blend add up to 1. */
+  readonly weight: number;
+}
+
+/** A voice spec that failed to parse or resolve; `reason` is a sentence meant for the client. */
+export class VoiceSpecError extends Error {
+  constructor(
+    readonly kind: 'syntax' | 'unknown' | 'language',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'VoiceSpecError';
+  }
+}
+
+const PART = /^([a-z]{2}_[a-z]+)(?:\(([^()]*)\))?$/;
+
+/**
+ * Parses a voice spec into normalized parts. Pure: it checks syntax, ids against the published
+ * list and weights, but not whether the files are present (see VoiceCatalog.resolve).
+ */
+export function parseVoiceSpec(spec: string): VoicePart[] {
+  const raw = spec.trim();
+  if (raw === '') throw new VoiceSpecError('syntax', 'voice must not be empty');
+  const items = raw.split('+').map((s) => s.trim());
+  if (items.length > MAX_BLEND_VOICES) {
+    throw new VoiceSpecError('syntax', `A blend may mix at most ${MAX_BLEND_VOICES} voices; got ${items.length}`);
+  }
+  const weights = new Map<VoiceId, number>();
+  for (const item of items) {
+    const m = PART.exec(item);
+    if (!m) {
+      throw new VoiceSpecError(
+        'syntax',
+        `Voice ${JSON.stringify(item.slice(0, 40))} is not a voice id; expected an id such as af_heart, or a blend such as af_bella+af_sky or af_bella(2)+af_sky(1)`,
+      );
+    }
+    const id = m[1]!;
+    if (!isVoiceId(id)) throw unknownVoice(id);
+    let weight = 1;
+    if (m[2] !== undefined) {
+      weight = m[2].trim() === '' ? NaN : Number(m[2]);
+      if (!Number.isFinite(weight) || weight <= 0) {
+        throw new VoiceSpecError(
+          'syntax',
+          `Weight ${JSON.stringify(m[2])} of voice ${id} should be a positive finite number, as in af_bella(2)+af_sky(1)`,
+        );
+      }
+    }
+    weights.set(id, (weights.get(id) ?? 0) + weight);
+  }
+  const total = [...weights.values()].reduce((a, b) => a + b, 0);
+  return [...weights].map(([id, w]) => ({ id, weight: w / total }));
+}
+
+function unknownVoice(id: string): VoiceSpecError {
+  return new VoiceSpecError(
+    'unknown',
+    `Unknown voice ${JSON.stringify(id.slice(0, 40))}. Voice ids are case-sensitive; should be one of: ${VOICE_IDS.join(', ')}`,
+  );
+}
+
+/** The language of a voice id: its first letter. */
+export function voiceLanguage(id: VoiceId): LanguageCode {
+  return id[0] as LanguageCode;
+}
+
+export interface ResolvedVoice {
+  /** Canonical spec, e.g. `af_bella(0.667)+af_sky(0.333)`: the cache key for the blended table. */
+  readonly key: string;
+  readonly lang: LanguageCode;
+  readonly parts: readonly (VoicePart & { file: string })[];
+}
+
+/** The directory of voice files that ships inside the kokoro-js package (all 54 v1.0 voices). */
+export function kokoroJsVoiceDir(): string | undefined {
+  try {
+    const entry = createRequire(import.meta.url).resolve('kokoro-js');
+    const dir = join(dirname(entry), '..', 'voices');
+    return existsSync(dir) ? dir : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Which voices exist on this machine, and where. The model directory's `voices/` comes first, then
+ * the voices that kokoro-js ships, so every v1.0 voice is available offline.
+ */
+export class VoiceCatalog {
+  readonly #files: ReadonlyMap<VoiceId, string>;
+  readonly #supported: (lang: LanguageCode) => boolean;
+
+  constructor(dirs: readonly string[], supported: (lang: LanguageCode) => boolean) {
+    const files = new Map<VoiceId, string>();
+    for (const id of VOICE_IDS) {
+      for (const dir of dirs) {
+        const file = join(dir, `${id}.bin`);
+        if (existsSync(file) && statSync(file).size === VOICE_FILE_BYTES) {
+          files.set(id, file);
+          break;
+        }
+      }
+    }
+    this.#files = files;
+    this.#supported = supported;
+  }
+
+  /** Ids with a file present, in the published order. */
+  get ids(): VoiceId[] {
+    return [...this.#files.keys()];
+  }
+
+  has(id: string): boolean {
+    return isVoiceId(id) && this.#files.has(id);
+  }
+
+  /** Parses and resolves a spec; every voice must be present and share one supported language. */
+  resolve(spec: string): ResolvedVoice {
+    const parts = parseVoiceSpec(spec);
+    for (const part of parts) if (!this.#files.has(part.id)) throw unknownVoice(part.id);
+    const lang = voiceLanguage(parts[0]!.id);
+    const mixed = parts.find((p) => voiceLanguage(p.id) !== lang);
+    if (mixed) {
+      throw new VoiceSpecError(
+        'language',
+        `A blend must use voices of one language; ${parts[0]!.id} is ${LANGUAGES[lang]} but ${mixed.id} is ${LANGUAGES[voiceLanguage(mixed.id)]}`,
+      );
+    }
+    if (!this.#supported(lang)) {
+      const ok = (Object.keys(LANGUAGES) as LanguageCode[]).filter((l) => this.#supported(l));
+      throw new VoiceSpecError(
+        'language',
+        `Voice ${parts[0]!.id} speaks ${LANGUAGES[lang]}, which this server cannot phonemize; supported languages: ${ok.map((l) => `${LANGUAGES[l]} (${l}f_*/${l}m_* voices)`).join(', ')}`,
+      );
+    }
+    const key = parts.map((p) => `${p.id}(${Number(p.weight.toFixed(6))})`).join('+');
+    return { key, lang, parts: parts.map((p) => ({ ...p, file: this.#files.get(p.id)! })) };
+  }
+}
+
+/** Reads one voice file: 510 x 256 little-endian float32. */
+export async function loadVoiceFile(file: string): Promise<Float32Array> {
+  const bytes = await readFile(file);
+  return voiceTableFromBytes(bytes, file);
+}
+
+export function voiceTableFromBytes(bytes: Uint8Array, name: string): Float32Array {
+  if (bytes.byteLength !== VOICE_FILE_BYTES) {
+    throw new Error(`Voice file ${name} has ${bytes.byteLength} bytes; expected ${VOICE_FILE_BYTES}`);
+  }
+  // Copy into an aligned buffer; Buffer pools may hand out unaligned offsets.
+  const table = new Float32Array(VOICE_ROWS * STYLE_DIM);
+  new Uint8Array(table.buffer).set(bytes);
+  return table;
+}
+
+/** Weighted sum of voice tables (weights already normalized). */
+export function blendVoiceTables(tables: readonly { table: Float32Array; weight: number }[]): Float32Array {
+  if (tables.length === 1 && tables[0]!.weight === 1) return tables[0]!.table;
+  const out = new Float32Array(VOICE_ROWS * STYLE_DIM);
+  for (const { table, weight } of tables) for (let i = 0; i < out.length; i++) out[i]! += table[i]! * weight;
+  return out;
+}
+
+/**
+ * The style vector for an input of `phonemeCount` ids (pads not counted): row
+ * `min(max(n, 0), 509)`, as kokoro-js does. (The PyTorch reference uses n - 1; the difference is
+ * one row of a smoothly varying table.)
+ */
+export function styleRow(table: Float32Array, phonemeCount: number): Float32Array {
+  const row = Math.min(Math.max(phonemeCount, 0), VOICE_ROWS - 1);
+  return table.subarray(row * STYLE_DIM, (row + 1) * STYLE_DIM);
+}
+
+/** Loads and blends voices on demand, caching the tables (single voices and blends). */
+export class VoiceStore {
+  readonly #cache = new Map<string, Promise<Float32Array>>();
+  readonly #maxBlends: number;
+
+  constructor(maxBlends = 32) {
+    this.#maxBlends = maxBlends;
+  }
+
+  get(voice: ResolvedVoice): Promise<Float32Array> {
+    const hit = this.#cache.get(voice.key);
+    if (hit) return hit;
+    const promise = Promise.all(
+      voice.parts.map(async (p) => ({ table: await this.#single(p.id, p.file), weight: p.weight })),
+    ).then(blendVoiceTables);
+    this.#remember(voice.key, promise);
+    return promise;
+  }
+
+  #single(id: VoiceId, file: string): Promise<Float32Array> {
+    const key = `${id}(1)`;
+    let hit = this.#cache.get(key);
+    if (!hit) {
+      hit = loadVoiceFile(file);
+      this.#remember(key, hit);
+    }
+    return hit;
+  }
+
+  #remember(key: string, value: Promise<Float32Array>): void {
+    value.catch(() => this.#cache.delete(key));
+    this.#cache.set(key, value);
+    // Evict the oldest blends first; single voices are few (54 at most) and stay.
+    if (this.#cache.size > VOICE_IDS.length + this.#maxBlends) {
+      for (const k of this.#cache.keys()) {
+        if (k.includes('+')) {
+          this.#cache.delete(k);
+          break;
+        }
+      }
+    }
+  }
+}

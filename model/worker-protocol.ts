@@ -1,0 +1,46 @@
+/**
+ * Messages between the server's main thread and an inference worker. Plain data only: they cross
+ * a `worker_threads` boundary by structured clone (audio buffers are transferred, not copied).
+ */
+import type { LanguageCode } from './facts.ts';
+import type { ModelContract, Device, Provider } from './onnx.ts';
+import type { ResolvedVoice } from './voices.ts';
+
+export interface WorkerInit {
+  readonly modelFile: string;
+  readonly device: Device;
+  readonly intraOpThreads: number;
+  readonly logSeverity: 0 | 1 | 2 | 3 | 4;
+  /** Voice used for the warm-up inference. */
+  readonly warmupVoice: ResolvedVoice;
+}
+
+export interface SentenceJob {
+  readonly type: 'job';
+  readonly id: number;
+  readonly text: string;
+  readonly lang: LanguageCode;
+  readonly voice: ResolvedVoice;
+  readonly speed: number;
+}
+
+export type ToWorker = SentenceJob | { readonly type: 'stop' };
+
+export type FromWorker =
+  | {
+      readonly type: 'ready';
+      readonly provider: Provider;
+      readonly contract: ModelContract;
+      readonly fallbackReason?: string;
+      readonly warmupMs: number;
+    }
+  | { readonly type: 'fatal'; readonly message: string }
+  | {
+      readonly type: 'chunk';
+      readonly id: number;
+      readonly samples: Float32Array;
+      readonly phonemeCount: number;
+      readonly inferenceMs: number;
+    }
+  | { readonly type: 'end'; readonly id: number; readonly frontEndMs: number; readonly pieces: number }
+  | { readonly type: 'error'; readonly id: number; readonly message: string };

@@ -1,0 +1,90 @@
+/**
+ * The inference worker: one ONNX session and one espeak-ng instance, on its own thread, so that
+ * blocking native inference and WebAssembly phonemization never stall the server's event loop.
+ * It handles one sentence at a time: normalize → phonemize → ids (split at 510) → ONNX → samples.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { normalizeText } from './normalize.ts';
+import { KokoroSession } from './onnx.ts';
+import { loadPhonemizer, phonemize, ESPEAK_VOICES } from './phonemes.ts';
+import { keepKnownPhonemes, padIds, phonemesToIds, splitPhonemes } from './tokens.ts';
+import { VoiceStore, styleRow } from './voices.ts';
+import type { FromWorker, SentenceJob, ToWorker, WorkerInit } from './worker-protocol.ts';
+import type { LanguageCode } from './facts.ts';
+
+const port = parentPort;
+if (!port) throw new Error('model/worker.ts must run in a worker thread');
+
+const init = workerData as WorkerInit;
+const voices = new VoiceStore();
+let session: KokoroSession;
+
+function post(message: FromWorker, transfer: ArrayBuffer[] = []): void {
+  port!.postMessage(message, transfer);
+}
+
+/** Phonemes for one sentence, filtered to the vocabulary and split into inference-sized pieces. */
+async function frontEnd(text: string, lang: LanguageCode): Promise<string[]> {
+  const normalized = normalizeText(text, lang === 'b' ? 'b' : 'a');
+  return splitPhonemes(keepKnownPhonemes(await phonemize(normalized, lang)));
+}
+
+async function runJob(job: SentenceJob): Promise<void> {
+  const t0 = performance.now();
+  const pieces = await frontEnd(job.text, job.lang);
+  const frontEndMs = performance.now() - t0;
+  const table = await voices.get(job.voice);
+  for (const piece of pieces) {
+    const ids = phonemesToIds(piece);
+    const started = performance.now();
+    const samples = await session.run(padIds(ids), styleRow(table, ids.length), job.speed);
+    const inferenceMs = performance.now() - started;
+    post({ type: 'chunk', id: job.id, samples, phonemeCount: ids.length, inferenceMs }, [
+      samples.buffer as ArrayBuffer,
+    ]);
+  }
+  post({ type: 'end', id: job.id, frontEndMs, pieces: pieces.length });
+}
+
+async function start(): Promise<void> {
+  const t0 = performance.now();
+  let fallbackReason: string | undefined;
+  session = await KokoroSession.create(init.modelFile, {
+    device: init.device,
+    intraOpThreads: init.intraOpThreads,
+    logSeverity: init.logSeverity,
+    onFallback: (reason) => (fallbackReason = reason),
+  });
+  // Warm up: espeak's first call per language is slow, and so is the first inference.
+  await loadPhonemizer();
+  for (const lang of Object.keys(ESPEAK_VOICES) as LanguageCode[]) await frontEnd('Warm up, please.', lang);
+  const table = await voices.get(init.warmupVoice);
+  const ids = phonemesToIds((await frontEnd('Hello there.', 'a'))[0] ?? 'h');
+  await session.run(padIds(ids), styleRow(table, ids.length), 1);
+  post({
+    type: 'ready',
+    provider: session.provider,
+    contract: session.contract,
+    warmupMs: performance.now() - t0,
+    ...(fallbackReason ? { fallbackReason } : {}),
+  });
+}
+
+// Jobs are handled strictly one after another; the pool never sends a second before `end`, but
+// the chain keeps that true even if it did.
+let chain: Promise<void> = Promise.resolve();
+port.on('message', (message: ToWorker) => {
+  if (message.type === 'stop') {
+    chain.finally(() => session?.release().finally(() => process.exit(0)));
+    return;
+  }
+  chain = chain.then(() =>
+    runJob(message).catch((err: unknown) => {
+      post({ type: 'error', id: message.id, message: err instanceof Error ? err.message : String(err) });
+    }),
+  );
+});
+
+start().catch((err: unknown) => {
+  post({ type: 'fatal', message: err instanceof Error ? err.message : String(err) });
+});

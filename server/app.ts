@@ -1,0 +1,90 @@
+/**
+ * Builds the Fastify app (plugins, parsers, error mapping, routes) without listening, so tests
+ * build it with a test config and the process in main.ts only listens and handles signals.
+ */
+import websocket from '@fastify/websocket';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import type { Config } from './config.ts';
+import { TtsError, toErrorBody, ttsError } from './errors.ts';
+import type { Lifecycle } from './lifecycle.ts';
+import { bidiRoutes } from './routes/bidi.ts';
+import { invocationRoutes } from './routes/invocations.ts';
+import { pingRoutes } from './routes/ping.ts';
+
+export interface AppDeps {
+  readonly logger: FastifyBaseLogger;
+  readonly lifecycle: Lifecycle;
+}
+
+/** Maps Fastify's own errors (body parsing, limits) onto our coded errors. */
+function fromFastifyError(err: FastifyError, config: Config): unknown {
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return ttsError('TTS_ERR_PAYLOAD_TOO_LARGE', `The request body is over the ${config.maxBodyBytes}-byte limit`);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return ttsError(
+        'TTS_ERR_UNSUPPORTED_MEDIA_TYPE',
+        'Content-Type should be application/json (synthesis options) or text/plain (text to speak)',
+      );
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return ttsError('TTS_ERR_BAD_REQUEST', 'The body is empty: send {"text": "…"}');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return ttsError('TTS_ERR_BAD_REQUEST', 'Content-Length does not match the body');
+    default:
+      return err;
+  }
+}
+
+export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    bodyLimit: config.maxBodyBytes,
+    // Streams can be long: no request timeout; keep-alive sockets are closed on shutdown.
+    requestTimeout: 0,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    requestIdHeader: 'x-amzn-requestid',
+    requestIdLogLabel: 'reqId',
+  });
+
+  // Only JSON and plain text bodies; anything else is answered with 415.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, JSON.parse(body as string));
+    } catch (err) {
+      done(
+        ttsError('TTS_ERR_INVALID_JSON', `The body is not valid JSON (${(err as Error).message}); send an object such as {"text": "Hello"}`) as unknown as FastifyError,
+        undefined,
+      );
+    }
+  });
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const mapped = err instanceof TtsError ? err : fromFastifyError(err, config);
+    const { status, body } = toErrorBody(mapped);
+    if (status >= 500) request.log.error({ err }, 'request failed');
+    else request.log.info({ code: body.code, requestId: body.request_id }, 'request refused');
+    return reply.code(status).type('application/json').send(body);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({
+      type: 'error',
+      code: 'not_found',
+      message: `No route ${request.method} ${request.url}; routes: GET /ping, POST /invocations, WS /invocations-bidirectional-stream`,
+    }),
+  );
+
+  await app.register(websocket, {
+    options: {
+      maxPayload: config.wsMaxMessageBytes,
+      // Invalid UTF-8 gets an error frame and the session lives on, so we check it ourselves.
+      skipUTF8Validation: true,
+    },
+  });
+  await app.register(pingRoutes, { lifecycle: deps.lifecycle });
+  await app.register(invocationRoutes, { config, lifecycle: deps.lifecycle });
+  await app.register(bidiRoutes, { config, lifecycle: deps.lifecycle });
+  return app;
+}

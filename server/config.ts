@@ -1,0 +1,122 @@
+/**
+ * Configuration: read from the environment once, validated, frozen. No other module reads
+ * `process.env`; everything else receives a `Config`.
+ */
+import { availableParallelism } from 'node:os';
+import { DTYPE_FILES, type Dtype } from '../model/facts.ts';
+
+export type Device = 'auto' | 'cuda' | 'cpu';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  /** TCP port; SageMaker's SAGEMAKER_BIND_TO_PORT wins over PORT. */
+  readonly port: number;
+  readonly host: string;
+  readonly modelDir: string;
+  readonly dtype: Dtype;
+  readonly device: Device;
+  /** Inference workers (worker threads), each with its own ONNX session. */
+  readonly workers: number;
+  /** ONNX Runtime intra-op threads per worker. */
+  readonly intraOpThreads: number;
+  readonly defaultVoice: string;
+  /** Maximum text length per message, in Unicode code points. */
+  readonly maxTextChars: number;
+  /** Requests whose request_timestamp is older than this many seconds are refused as stale. */
+  readonly maxRequestAgeS: number;
+  /** Largest POST body accepted. */
+  readonly maxBodyBytes: number;
+  /** WebSocket messages above this size close the session with 1009; smaller ones get an answer. */
+  readonly wsMaxMessageBytes: number;
+  /** Messages a WebSocket session may have waiting before it gets `busy` errors. */
+  readonly wsMaxPending: number;
+  /** Sentences waiting for a worker, across all sessions, before new requests get `busy`. */
+  readonly maxQueuedJobs: number;
+  /** Seconds given to requests in flight after SIGTERM (SageMaker kills 30 s after SIGTERM). */
+  readonly shutdownGraceS: number;
+  readonly logLevel: LogLevel;
+  /** Fetch the model into modelDir at startup when it is missing (explicit consent). */
+  readonly fetchModel: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Defaults that depend on the machine: one worker per core pair is plenty on CPU. */
+function defaultWorkers(): number {
+  return Math.max(1, Math.min(2, availableParallelism()));
+}
+
+/**
+ * Validates the environment into a frozen Config. Collects every problem before throwing so that
+ * a misconfigured container says everything that is wrong in one start.
+ */
+export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
+  const problems: string[] = [];
+
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      problems.push(`${name}=${JSON.stringify(raw)} should be a whole number from ${min} to ${max}`);
+      return fallback;
+    }
+    return value;
+  };
+  const oneOf = <T extends string>(name: string, fallback: T, allowed: readonly T[]): T => {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') return fallback;
+    const value = raw.trim().toLowerCase() as T;
+    if (!allowed.includes(value)) {
+      problems.push(`${name}=${JSON.stringify(raw)} should be one of: ${allowed.join(', ')}`);
+      return fallback;
+    }
+    return value;
+  };
+  const bool = (name: string): boolean => {
+    const raw = env[name]?.trim().toLowerCase();
+    if (raw === undefined || raw === '') return false;
+    if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+    if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+    problems.push(`${name}=${JSON.stringify(env[name])} should be true or false`);
+    return false;
+  };
+
+  const port =
+    env.SAGEMAKER_BIND_TO_PORT !== undefined && env.SAGEMAKER_BIND_TO_PORT !== ''
+      ? int('SAGEMAKER_BIND_TO_PORT', 8080, 1, 65535)
+      : int('PORT', 8080, 0, 65535);
+  const workers = int('KOKORO_WORKERS', defaultWorkers(), 1, 64);
+  const cores = availableParallelism();
+
+  const config: Config = {
+    port,
+    host: env.HOST?.trim() || '0.0.0.0',
+    modelDir: env.KOKORO_MODEL_DIR?.trim() || '/opt/ml/model',
+    dtype: oneOf('KOKORO_DTYPE', 'fp32', Object.keys(DTYPE_FILES) as Dtype[]),
+    device: oneOf<Device>('KOKORO_DEVICE', 'auto', ['auto', 'cuda', 'cpu']),
+    workers,
+    intraOpThreads: int('KOKORO_INTRA_OP_THREADS', Math.max(1, Math.floor(cores / workers)), 1, 256),
+    defaultVoice: env.KOKORO_DEFAULT_VOICE?.trim() || 'af_heart',
+    maxTextChars: int('MAX_TEXT_CHARS', 4096, 1, 1_000_000),
+    maxRequestAgeS: int('MAX_REQUEST_AGE_S', 56, 1, 86_400),
+    maxBodyBytes: int('MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    wsMaxMessageBytes: int('WS_MAX_MESSAGE_BYTES', 4 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024),
+    wsMaxPending: int('WS_MAX_PENDING', 64, 1, 10_000),
+    maxQueuedJobs: int('MAX_QUEUED_JOBS', 256, 1, 100_000),
+    shutdownGraceS: int('SHUTDOWN_GRACE_S', 25, 0, 600),
+    logLevel: oneOf<LogLevel>('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    fetchModel: bool('KOKORO_FETCH_MODEL'),
+    ...overrides,
+  };
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}

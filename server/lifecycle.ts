@@ -1,0 +1,100 @@
+/**
+ * The server's lifecycle: starting (model loading, /ping 503) → ready → draining (SIGTERM) →
+ * closed. It holds the engine once it exists and knows the work in flight, so shutdown can finish
+ * what was accepted before it closes anything.
+ */
+import type { Engine } from '../model/engine.ts';
+import { ttsError } from './errors.ts';
+
+export type State = 'starting' | 'ready' | 'draining' | 'failed';
+
+/** Something that can be asked to finish its work and go away (a WebSocket session). */
+export interface Drainable {
+  /** Finish what was accepted, then close; resolves when closed. */
+  drain(): Promise<void>;
+  /** Close now. */
+  abort(): void;
+}
+
+export class Lifecycle {
+  #state: State = 'starting';
+  #engine: Engine | undefined;
+  readonly #sessions = new Set<Drainable>();
+  #httpInFlight = 0;
+  #idleWaiters: (() => void)[] = [];
+
+  get state(): State {
+    return this.#state;
+  }
+
+  get engine(): Engine | undefined {
+    return this.#engine;
+  }
+
+  get sessions(): number {
+    return this.#sessions.size;
+  }
+
+  setReady(engine: Engine): void {
+    this.#engine = engine;
+    if (this.#state === 'starting') this.#state = 'ready';
+  }
+
+  setFailed(): void {
+    this.#state = 'failed';
+  }
+
+  /** The engine for a new request, or the reason there is none. */
+  requireEngine(): Engine {
+    if (this.#state === 'draining') throw ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests');
+    if (this.#state !== 'ready' || !this.#engine) {
+      throw ttsError('TTS_ERR_NOT_READY', 'The model is still loading; retry when GET /ping answers 200');
+    }
+    return this.#engine;
+  }
+
+  track(session: Drainable): () => void {
+    this.#sessions.add(session);
+    return () => {
+      this.#sessions.delete(session);
+      this.#checkIdle();
+    };
+  }
+
+  /** Marks a POST in flight; call the returned function when its response has ended. */
+  beginHttp(): () => void {
+    this.#httpInFlight++;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.#httpInFlight--;
+      this.#checkIdle();
+    };
+  }
+
+  /**
+   * Stops taking new work and waits, at most `graceMs`, for sessions and POSTs in flight to
+   * finish. Sessions still open after the grace period are closed.
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.#state = 'draining';
+    const sessions = [...this.#sessions];
+    const drained = Promise.all([...sessions.map((s) => s.drain()), this.#whenHttpIdle()]);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceMs)));
+    const outcome = await Promise.race([drained.then(() => 'done' as const), timeout]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') for (const s of this.#sessions) s.abort();
+  }
+
+  #whenHttpIdle(): Promise<void> {
+    if (this.#httpInFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  #checkIdle(): void {
+    if (this.#httpInFlight > 0) return;
+    for (const wake of this.#idleWaiters.splice(0)) wake();
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The process: reads the configuration, listens at once (so /ping can say 503 while the model
+ * loads), starts the engine, and drains on SIGTERM. SageMaker sends SIGTERM, then SIGKILL 30 s
+ * later; everything accepted before SIGTERM is finished within SHUTDOWN_GRACE_S.
+ */
+import { existsSync } from 'node:fs';
+import type { Logger } from 'pino';
+import { createEngine, type Engine } from '../model/engine.ts';
+import { locateModel } from '../model/modeldir.ts';
+import { buildApp } from './app.ts';
+import { ConfigError, parseConfig, type Config } from './config.ts';
+import { Lifecycle } from './lifecycle.ts';
+import { createLogger, ortSeverity } from './logger.ts';
+
+async function ensureModel(config: Config, log: Logger): Promise<void> {
+  const wanted = config.fetchModel || process.argv.includes('--fetch-model');
+  if (!wanted || existsSync(config.modelDir)) return;
+  const { fetchModel } = await import('../model/download.ts');
+  log.info({ dir: config.modelDir, dtype: config.dtype }, 'fetching Kokoro-82M (KOKORO_FETCH_MODEL)');
+  let lastPercent = -10;
+  await fetchModel({
+    outDir: config.modelDir,
+    dtype: config.dtype,
+    onProgress: (event) => {
+      const { bytes, totalBytes, totalKnown } = event.overall;
+      if (!totalKnown || totalBytes === 0) return;
+      const percent = Math.floor((100 * bytes) / totalBytes);
+      if (percent >= lastPercent + 10) {
+        lastPercent = percent;
+        log.info({ percent, bytes }, 'fetching model');
+      }
+    },
+  });
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = parseConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+
+  try {
+    await ensureModel(config, log);
+    locateModel(config.modelDir, config.dtype); // fail fast, with the fix, before listening
+  } catch (err) {
+    log.fatal({ err: (err as Error).message }, 'cannot start: no usable model');
+    process.stderr.write(`\n${(err as Error).message}\n`);
+    process.exit(1);
+  }
+
+  const lifecycle = new Lifecycle();
+  const app = await buildApp(config, { logger: log, lifecycle });
+  await app.listen({ port: config.port, host: config.host });
+
+  let engine: Engine | undefined;
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal, graceS: config.shutdownGraceS }, 'draining');
+    await lifecycle.drain(config.shutdownGraceS * 1000);
+    await app.close();
+    await engine?.dispose();
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', (s) => void shutdown(s));
+  process.on('SIGINT', (s) => void shutdown(s));
+
+  try {
+    engine = await createEngine({
+      modelDir: config.modelDir,
+      dtype: config.dtype,
+      device: config.device,
+      workers: config.workers,
+      intraOpThreads: config.intraOpThreads,
+      maxQueuedJobs: config.maxQueuedJobs,
+      defaultVoice: config.defaultVoice,
+      logSeverity: ortSeverity(config.logLevel),
+      onWorkerExit: ({ index, reason }) => log.error({ worker: index, reason }, 'inference worker died; replacing it'),
+      onWorkerReady: ({ index, warmupMs }) => log.debug({ worker: index, warmupMs }, 'inference worker ready'),
+    });
+  } catch (err) {
+    lifecycle.setFailed();
+    log.fatal({ err: (err as Error).message }, 'cannot start: the model failed to load');
+    process.stderr.write(`\n${(err as Error).message}\n`);
+    await app.close();
+    process.exit(1);
+  }
+  if (stopping) return;
+  const { provider, fallbackReason, modelFile, workers, dtype, warmupMs, voices } = engine.info;
+  if (fallbackReason) log.warn({ reason: fallbackReason }, 'running on CPU: CUDA unavailable');
+  lifecycle.setReady(engine);
+  log.info({ provider, modelFile, dtype, workers, voices, warmupMs: Math.round(warmupMs) }, 'ready');
+}
+
+process.on('unhandledRejection', (reason) => {
+  process.stderr.write(`unhandled rejection: ${reason instanceof Error ? reason.stack : String(reason)}\n`);
+});
+
+void main();

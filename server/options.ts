@@ -1,0 +1,150 @@
+/**
+ * Synthesis options, shared by POST /invocations and the WebSocket route: one parser, one set of
+ * messages. Wrong types and out-of-range values are errors, never clamped.
+ */
+import { randomUUID } from 'node:crypto';
+import { FORMATS, SUPPORTED_SAMPLE_RATES, type AudioFormat } from '../model/audio.ts';
+import type { Engine } from '../model/engine.ts';
+import { VoiceSpecError, type ResolvedVoice } from '../model/voices.ts';
+import type { Config } from './config.ts';
+import { ttsError } from './errors.ts';
+
+export interface SynthesisOptions {
+  readonly requestId: string;
+  readonly text: string;
+  /** Text length in Unicode code points. */
+  readonly chars: number;
+  readonly voice: ResolvedVoice;
+  readonly speed: number;
+  readonly format: AudioFormat;
+  readonly sampleRate: number;
+  /** POST only: false asks for one complete file. */
+  readonly stream: boolean;
+}
+
+export interface OptionContext {
+  readonly route: 'http' | 'ws';
+  readonly config: Config;
+  readonly engine: Engine;
+  /** Epoch milliseconds, injectable for tests. */
+  readonly now?: number;
+}
+
+export const SPEED_MIN = 0.5;
+export const SPEED_MAX = 2.0;
+const MAX_REQUEST_ID_CHARS = 128;
+const TRANSPORTS = ['binary'] as const;
+
+/** Counts Unicode code points without building an array (texts may be up to 1 MiB). */
+export function codePointLength(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${String(value)}`;
+}
+
+function invalid(message: string): never {
+  throw ttsError('TTS_ERR_INVALID_OPTION', message);
+}
+
+/** The request id to echo on errors, when the message carried a usable one. */
+export function peekRequestId(body: Record<string, unknown>): string | undefined {
+  const id = body.request_id;
+  return typeof id === 'string' && id.length > 0 && id.length <= MAX_REQUEST_ID_CHARS ? id : undefined;
+}
+
+/** Validates a request object into SynthesisOptions, or throws a TtsError that says what is valid. */
+export function parseOptions(body: Record<string, unknown>, ctx: OptionContext): SynthesisOptions {
+  const { config, engine, route } = ctx;
+
+  let requestId: string;
+  if (body.request_id === undefined) requestId = randomUUID();
+  else if (typeof body.request_id !== 'string' || body.request_id.length === 0 || body.request_id.length > MAX_REQUEST_ID_CHARS) {
+    invalid(`request_id should be a non-empty string of at most ${MAX_REQUEST_ID_CHARS} characters; got ${describe(body.request_id)}`);
+  } else requestId = body.request_id;
+
+  // Stale first: a request nobody is waiting for any more is refused before any other work.
+  if (body.request_timestamp !== undefined) {
+    const ts = body.request_timestamp;
+    if (typeof ts !== 'number' || !Number.isFinite(ts) || ts < 0) {
+      invalid(`request_timestamp should be epoch seconds (or milliseconds above 1e11) as a number; got ${describe(ts)}`);
+    }
+    const sentMs = ts > 1e11 ? ts : ts * 1000;
+    const ageS = ((ctx.now ?? Date.now()) - sentMs) / 1000;
+    if (ageS > config.maxRequestAgeS) {
+      throw ttsError(
+        'TTS_ERR_REQUEST_STALE',
+        `The request is ${ageS.toFixed(1)} s old (request_timestamp), over the ${config.maxRequestAgeS} s limit; it was not synthesized`,
+      );
+    }
+  }
+
+  const text = body.text;
+  if (text === undefined) throw ttsError('TTS_ERR_BAD_REQUEST', 'The request has no text: send {"text": "…"} with the words to speak');
+  if (typeof text !== 'string') invalid(`text should be a string; got ${describe(text)}`);
+  if (text.trim() === '') throw ttsError('TTS_ERR_EMPTY_TEXT', 'text is empty: it should contain something to speak');
+  const chars = codePointLength(text);
+  if (chars > config.maxTextChars) {
+    throw ttsError(
+      'TTS_ERR_TEXT_TOO_LONG',
+      `text has ${chars} characters, over the limit of ${config.maxTextChars} per message; split it into several messages`,
+    );
+  }
+
+  const voiceSpec = body.voice ?? config.defaultVoice;
+  if (typeof voiceSpec !== 'string') invalid(`voice should be a string such as "af_heart" or "af_bella+af_sky"; got ${describe(voiceSpec)}`);
+  let voice: ResolvedVoice;
+  try {
+    voice = engine.voices.resolve(voiceSpec);
+  } catch (err) {
+    if (!(err instanceof VoiceSpecError)) throw err;
+    if (err.kind === 'unknown') throw ttsError('TTS_ERR_VOICE_NOT_FOUND', err.message);
+    if (err.kind === 'language') throw ttsError('TTS_ERR_LANGUAGE_UNSUPPORTED', err.message);
+    invalid(err.message);
+  }
+
+  const speed = body.speed ?? 1;
+  if (typeof speed !== 'number' || !Number.isFinite(speed) || speed < SPEED_MIN || speed > SPEED_MAX) {
+    invalid(`speed should be a number from ${SPEED_MIN} to ${SPEED_MAX}; got ${describe(speed)}`);
+  }
+  if (engine.info.contract.speedType === 'int32' && !Number.isInteger(speed)) {
+    invalid(`This model export takes whole-number speeds only (its speed input is int32): use 1 or 2; got ${speed}`);
+  }
+
+  const formats = Object.keys(FORMATS) as AudioFormat[];
+  const format = body.format ?? (route === 'http' ? 'wav' : 'pcm');
+  if (typeof format !== 'string' || !formats.includes(format as AudioFormat)) {
+    invalid(`format should be one of: ${formats.join(', ')}; got ${describe(format)}`);
+  }
+
+  const sampleRate = body.sample_rate ?? SUPPORTED_SAMPLE_RATES[0];
+  if (typeof sampleRate !== 'number' || !(SUPPORTED_SAMPLE_RATES as readonly number[]).includes(sampleRate)) {
+    invalid(`sample_rate should be one of: ${SUPPORTED_SAMPLE_RATES.join(', ')}; got ${describe(sampleRate)}`);
+  }
+
+  let stream = true;
+  if (route === 'http') {
+    if (body.stream !== undefined && typeof body.stream !== 'boolean') invalid(`stream should be true or false; got ${describe(body.stream)}`);
+    stream = body.stream !== false;
+    const transport = body.transport ?? 'binary';
+    if (typeof transport !== 'string' || !(TRANSPORTS as readonly string[]).includes(transport)) {
+      invalid(`transport should be one of: ${TRANSPORTS.join(', ')}; got ${describe(transport)}`);
+    }
+  }
+
+  return { requestId, text, chars, voice, speed, format: format as AudioFormat, sampleRate, stream };
+}

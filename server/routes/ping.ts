@@ -1,0 +1,33 @@
+/**
+ * GET/POST /ping: SageMaker's health check. 200 only once every worker has loaded and warmed up
+ * the model; 503 while starting, after a failed start, and while draining. It touches nothing
+ * but memory, so it answers at once even while every worker is busy.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { Lifecycle } from '../lifecycle.ts';
+
+export const pingRoutes: FastifyPluginAsync<{ lifecycle: Lifecycle }> = async (app, { lifecycle }) => {
+  const handler = async (_request: unknown, reply: { code(n: number): unknown }) => {
+    const engine = lifecycle.engine;
+    if (lifecycle.state !== 'ready' || !engine) {
+      reply.code(503);
+      return { status: lifecycle.state };
+    }
+    const { provider, fallbackReason, dtype, workers, layout, voices } = engine.info;
+    return {
+      status: 'healthy',
+      provider,
+      ...(fallbackReason ? { provider_fallback: fallbackReason } : {}),
+      dtype,
+      layout,
+      workers,
+      voices,
+      queued: engine.load().queued,
+      busy: engine.load().busy,
+      sessions: lifecycle.sessions,
+    };
+  };
+  // SageMaker pings every few seconds: keep those out of the info log.
+  app.get('/ping', { logLevel: 'warn' }, handler);
+  app.post('/ping', { logLevel: 'warn' }, handler);
+};

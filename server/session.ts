@@ -1,0 +1,240 @@
+/**
+ * One WebSocket session: many messages over one connection, handled strictly in order —
+ * receive → synthesize → send audio → synthesis_complete → next. Messages that arrive meanwhile
+ * wait in a bounded queue; none is dropped or reordered.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { WebSocket, RawData } from 'ws';
+import type { Config } from './config.ts';
+import { toErrorBody, ttsError, withRequestId } from './errors.ts';
+import type { Drainable, Lifecycle } from './lifecycle.ts';
+import { parseOptions, peekRequestId } from './options.ts';
+import { RunStats, encodedAudio } from './synthesis.ts';
+
+/** A session that keeps flooding this many times past its cap is closed with 1008. */
+const FLOOD_FACTOR = 4;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+type Parsed =
+  | { kind: 'request'; fields: Record<string, unknown> }
+  | { kind: 'close' };
+
+/**
+ * Classifies one client message. Plain text unless it starts with `{` (after whitespace); then
+ * it must be a JSON object with an optional `type` of `synthesize` or `close` (any case).
+ */
+export function parseMessage(data: Buffer): Parsed {
+  let text: string;
+  try {
+    text = utf8.decode(data);
+  } catch {
+    throw ttsError('TTS_ERR_INVALID_UTF8', 'The message is not valid UTF-8 text; send UTF-8 encoded JSON or plain text');
+  }
+  const trimmed = text.trimStart();
+  if (!trimmed.startsWith('{')) return { kind: 'request', fields: { text } };
+  let value: unknown;
+  try {
+    value = JSON.parse(trimmed);
+  } catch (err) {
+    throw ttsError(
+      'TTS_ERR_INVALID_JSON',
+      `The message starts with "{" but is not valid JSON (${(err as Error).message}); send a JSON object such as {"text": "Hello"}, or plain text that does not start with "{"`,
+    );
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw ttsError('TTS_ERR_INVALID_JSON', 'The message should be one JSON object such as {"text": "Hello"}');
+  }
+  const fields = value as Record<string, unknown>;
+  if (fields.type === undefined) return { kind: 'request', fields };
+  const type = typeof fields.type === 'string' ? fields.type.toLowerCase() : undefined;
+  if (type === 'close') return { kind: 'close' };
+  if (type === 'synthesize') return { kind: 'request', fields };
+  throw withRequestId(
+    ttsError(
+      'TTS_ERR_UNKNOWN_TYPE',
+      `Unknown message type ${JSON.stringify(fields.type)}; should be "synthesize" (or no type) for text to speak, or "close" to end the session`,
+    ),
+    peekRequestId(fields),
+  );
+}
+
+function toBuffer(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
+}
+
+export interface SessionDeps {
+  readonly config: Config;
+  readonly lifecycle: Lifecycle;
+  readonly log: FastifyBaseLogger;
+}
+
+export class Session implements Drainable {
+  readonly id = randomUUID();
+  readonly #socket: WebSocket;
+  readonly #deps: SessionDeps;
+  readonly #log: FastifyBaseLogger;
+  readonly #queue: Buffer[] = [];
+  #running = false;
+  /** `{"type":"close"}` was handled: nothing more is read. */
+  #closeRequested = false;
+  #gone = false;
+  #draining = false;
+  #overflow = 0;
+  #current: AbortController | undefined;
+  #untrack: () => void;
+  #idle: (() => void)[] = [];
+
+  /** Attaches the listeners at once (before any await), so no message can be missed. */
+  constructor(socket: WebSocket, deps: SessionDeps) {
+    this.#socket = socket;
+    this.#deps = deps;
+    this.#log = deps.log.child({ sessionId: this.id });
+    socket.on('message', (data, isBinary) => this.#receive(toBuffer(data), isBinary));
+    socket.on('close', (code) => this.#onGone(code));
+    socket.on('error', (err) => this.#log.warn({ err: err.message }, 'websocket error'));
+    this.#untrack = deps.lifecycle.track(this);
+    this.#log.info('session opened');
+  }
+
+  /** Finish the messages already received, then close with 1001 (server going away). */
+  drain(): Promise<void> {
+    this.#draining = true;
+    return new Promise((resolve) => {
+      const close = () => {
+        this.#close(1001, 'server shutting down');
+        resolve();
+      };
+      if (this.#gone) resolve();
+      else if (!this.#running && this.#queue.length === 0) close();
+      else this.#idle.push(close);
+    });
+  }
+
+  abort(): void {
+    this.#current?.abort();
+    this.#close(1001, 'server shutting down');
+  }
+
+  #receive(data: Buffer, _isBinary: boolean): void {
+    if (this.#closeRequested || this.#gone) return;
+    const { wsMaxPending } = this.#deps.config;
+    if (this.#queue.length >= wsMaxPending) {
+      this.#overflow++;
+      if (this.#overflow > wsMaxPending * FLOOD_FACTOR) {
+        this.#log.warn({ pending: this.#queue.length }, 'closing a session that floods past its queue');
+        this.#close(1008, 'too many pending messages');
+        return;
+      }
+      void this.#sendError(
+        ttsError('TTS_ERR_BUSY', `This session already has ${wsMaxPending} messages waiting; wait for synthesis_complete before sending more`),
+        undefined,
+      );
+      return;
+    }
+    this.#overflow = 0;
+    this.#queue.push(data);
+    if (!this.#running) void this.#pump();
+  }
+
+  async #pump(): Promise<void> {
+    this.#running = true;
+    try {
+      while (this.#queue.length > 0 && !this.#gone) {
+        await this.#handle(this.#queue.shift()!);
+        if (this.#closeRequested) {
+          this.#queue.length = 0;
+          this.#close(1000, 'closed by client request');
+          return;
+        }
+      }
+    } finally {
+      this.#running = false;
+      if (this.#queue.length === 0) for (const wake of this.#idle.splice(0)) wake();
+    }
+  }
+
+  async #handle(data: Buffer): Promise<void> {
+    let requestId: string | undefined;
+    try {
+      const message = parseMessage(data);
+      if (message.kind === 'close') {
+        this.#closeRequested = true;
+        return;
+      }
+      requestId = peekRequestId(message.fields);
+      if (this.#draining) throw ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests');
+      const engine = this.#deps.lifecycle.requireEngine();
+      const options = parseOptions(message.fields, { route: 'ws', config: this.#deps.config, engine });
+      requestId = options.requestId;
+      await this.#synthesize(engine, options);
+    } catch (err) {
+      await this.#sendError(err, requestId);
+    }
+  }
+
+  async #synthesize(
+    engine: ReturnType<Lifecycle['requireEngine']>,
+    options: ReturnType<typeof parseOptions>,
+  ): Promise<void> {
+    const controller = new AbortController();
+    this.#current = controller;
+    const stats = new RunStats();
+    try {
+      await this.#send(JSON.stringify({ type: 'synthesis_start', request_id: options.requestId }), false);
+      for await (const bytes of encodedAudio(engine, options, stats, controller.signal)) {
+        if (this.#gone) break;
+        await this.#send(bytes, true);
+      }
+      if (this.#gone) return;
+      const summary = stats.summary();
+      await this.#send(
+        JSON.stringify({
+          type: 'synthesis_complete',
+          request_id: options.requestId,
+          total_duration_s: summary.audioS,
+          elapsed_s: summary.elapsedMs! / 1000,
+          time_to_first_audio_s: summary.ttfaMs! / 1000,
+          inference_s: summary.inferenceMs! / 1000,
+          chunks: summary.chunks,
+        }),
+        false,
+      );
+      this.#log.info({ requestId: options.requestId, chars: options.chars, ...summary }, 'synthesized');
+    } finally {
+      this.#current = undefined;
+    }
+  }
+
+  async #sendError(err: unknown, requestId: string | undefined): Promise<void> {
+    if (this.#gone) return;
+    const { status, body } = toErrorBody(err, requestId);
+    if (status >= 500) this.#log.error({ err, requestId }, 'request failed');
+    else this.#log.info({ code: body.code, requestId }, 'request refused');
+    await this.#send(JSON.stringify(body), false);
+  }
+
+  /** Sends and waits until the frame is handed to the OS: backpressure for slow readers. */
+  #send(data: Buffer | string, binary: boolean): Promise<void> {
+    if (this.#gone || this.#socket.readyState !== this.#socket.OPEN) return Promise.resolve();
+    return new Promise((resolve) => this.#socket.send(data, { binary }, () => resolve()));
+  }
+
+  #close(code: number, reason: string): void {
+    if (this.#gone) return;
+    this.#socket.close(code, reason);
+  }
+
+  #onGone(code: number): void {
+    if (this.#gone) return;
+    this.#gone = true;
+    this.#current?.abort();
+    this.#queue.length = 0;
+    this.#untrack();
+    for (const wake of this.#idle.splice(0)) wake();
+    this.#log.info({ code }, 'session closed');
+  }
+}

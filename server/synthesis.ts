@@ -1,0 +1,99 @@
+/**
+ * One request's synthesis as the routes see it: encoded audio buffers in order, plus the figures
+ * (time to first audio, audio seconds, real-time factor) that go into the completion frame and
+ * the log line. Shared by POST /invocations and the WebSocket session.
+ */
+import { AudioEncoder } from '../model/audio.ts';
+import type { Engine } from '../model/engine.ts';
+import { SAMPLE_RATE } from '../model/facts.ts';
+import { JobError } from '../model/pool.ts';
+import { TtsError, ttsError } from './errors.ts';
+import type { SynthesisOptions } from './options.ts';
+
+export class RunStats {
+  readonly startedAt = performance.now();
+  samples = 0;
+  chunks = 0;
+  /** Milliseconds from the start of synthesis to the first encoded audio. */
+  firstAudioMs: number | undefined;
+  /** The model's own run time, summed over chunks. */
+  inferenceMs = 0;
+  /** The model's run time for the first chunk alone. */
+  firstInferenceMs: number | undefined;
+
+  get audioSeconds(): number {
+    return this.samples / SAMPLE_RATE;
+  }
+
+  get elapsedMs(): number {
+    return performance.now() - this.startedAt;
+  }
+
+  /** Fields for the log line and the completion frame. */
+  summary(): Record<string, number> {
+    const elapsedMs = this.elapsedMs;
+    return {
+      audioS: round(this.audioSeconds, 3),
+      elapsedMs: round(elapsedMs, 1),
+      ttfaMs: round(this.firstAudioMs ?? elapsedMs, 1),
+      inferenceMs: round(this.inferenceMs, 1),
+      rtf: this.audioSeconds > 0 ? round(elapsedMs / 1000 / this.audioSeconds, 3) : 0,
+      chunks: this.chunks,
+    };
+  }
+}
+
+function round(x: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
+
+/** Maps engine failures to client-facing errors; anything unknown stays internal (logged, hidden). */
+export function toTtsError(err: unknown): unknown {
+  if (err instanceof TtsError) return err;
+  if (err instanceof JobError) {
+    switch (err.kind) {
+      case 'busy':
+        return ttsError('TTS_ERR_BUSY', `The server is at capacity: ${err.message}; retry shortly`, err);
+      case 'closed':
+        return ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests', err);
+      case 'inference':
+        return ttsError('TTS_ERR_INFERENCE', 'Synthesis failed inside the model; the error has been logged', err);
+      case 'cancelled':
+        return err;
+    }
+  }
+  return err;
+}
+
+/**
+ * Streams a request's encoded audio. The first buffer of a WAV stream carries the header; if the
+ * text yields no audio at all, a WAV stream still gets its header (an empty, valid file).
+ */
+export async function* encodedAudio(
+  engine: Engine,
+  options: SynthesisOptions,
+  stats: RunStats,
+  signal: AbortSignal,
+): AsyncGenerator<Buffer> {
+  const encoder = new AudioEncoder(options.format, options.sampleRate);
+  try {
+    for await (const chunk of engine.stream({ text: options.text, voice: options.voice, speed: options.speed }, signal)) {
+      const bytes = encoder.encode(chunk.samples);
+      stats.samples += chunk.samples.length;
+      stats.chunks++;
+      stats.inferenceMs += chunk.inferenceMs;
+      if (stats.firstAudioMs === undefined) {
+        stats.firstAudioMs = performance.now() - stats.startedAt;
+        stats.firstInferenceMs = chunk.inferenceMs;
+      }
+      yield bytes;
+    }
+  } catch (err) {
+    throw toTtsError(err);
+  }
+  if (stats.chunks === 0) {
+    const empty = encoder.encode(new Float32Array(0));
+    if (empty.length > 0) yield empty;
+  }
+}

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../../server/config.ts';
+
+describe('parseConfig', () => {
+  it('has SageMaker-friendly defaults', () => {
+    const c = parseConfig({});
+    expect(c).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      modelDir: '/opt/ml/model',
+      dtype: 'fp32',
+      device: 'auto',
+      defaultVoice: 'af_heart',
+      maxTextChars: 4096,
+      maxRequestAgeS: 56,
+      logLevel: 'info',
+      fetchModel: false,
+    });
+    expect(c.workers).toBeGreaterThanOrEqual(1);
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('lets SAGEMAKER_BIND_TO_PORT win over PORT', () => {
+    expect(parseConfig({ PORT: '9000' }).port).toBe(9000);
+    expect(parseConfig({ PORT: '9000', SAGEMAKER_BIND_TO_PORT: '8081' }).port).toBe(8081);
+  });
+
+  it('reads every documented variable', () => {
+    const c = parseConfig({
+      HOST: '127.0.0.1',
+      KOKORO_MODEL_DIR: './models/kokoro-82m',
+      KOKORO_DTYPE: 'q8',
+      KOKORO_DEVICE: 'CUDA',
+      KOKORO_WORKERS: '3',
+      KOKORO_INTRA_OP_THREADS: '2',
+      KOKORO_DEFAULT_VOICE: 'bf_emma',
+      MAX_TEXT_CHARS: '100',
+      MAX_REQUEST_AGE_S: '10',
+      MAX_BODY_BYTES: '2048',
+      WS_MAX_MESSAGE_BYTES: '2097152',
+      WS_MAX_PENDING: '5',
+      MAX_QUEUED_JOBS: '7',
+      SHUTDOWN_GRACE_S: '3',
+      LOG_LEVEL: 'debug',
+      KOKORO_FETCH_MODEL: 'yes',
+    });
+    expect(c).toMatchObject({
+      host: '127.0.0.1',
+      modelDir: './models/kokoro-82m',
+      dtype: 'q8',
+      device: 'cuda',
+      workers: 3,
+      intraOpThreads: 2,
+      defaultVoice: 'bf_emma',
+      maxTextChars: 100,
+      maxRequestAgeS: 10,
+      maxBodyBytes: 2048,
+      wsMaxMessageBytes: 2097152,
+      wsMaxPending: 5,
+      maxQueuedJobs: 7,
+      shutdownGraceS: 3,
+      logLevel: 'debug',
+      fetchModel: true,
+    });
+  });
+
+  it('reports every problem at once, saying what is valid', () => {
+    try {
+      parseConfig({ PORT: 'eighty', KOKORO_DEVICE: 'tpu', KOKORO_DTYPE: 'int3', KOKORO_WORKERS: '0' });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const message = (err as Error).message;
+      expect(message).toContain('PORT="eighty" should be a whole number from 0 to 65535');
+      expect(message).toContain('KOKORO_DEVICE="tpu" should be one of: auto, cuda, cpu');
+      expect(message).toContain('KOKORO_DTYPE="int3" should be one of: fp32, fp16, q8, q8f16, q4, q4f16');
+      expect(message).toContain('KOKORO_WORKERS="0" should be a whole number from 1 to 64');
+    }
+  });
+});
