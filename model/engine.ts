@@ -53,8 +53,8 @@ export interface EngineInfo {
 export interface Engine {
   readonly info: EngineInfo;
   readonly voices: VoiceCatalog;
-  /** Sentences waiting for a worker, and workers busy now. */
-  load(): { queued: number; busy: number; workers: number };
+  /** Sentences waiting for a worker, workers busy now, and sentences completed so far. */
+  load(): { queued: number; busy: number; workers: number; completed: number };
   /** Streams a request's audio, one chunk per inference, in order. */
   stream(request: SynthesisRequest, signal?: AbortSignal): AsyncGenerator<AudioChunk>;
   dispose(): Promise<void>;
@@ -143,7 +143,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   return {
     info,
     voices,
-    load: () => ({ queued: pool.queued, busy: pool.busy, workers: pool.size }),
+    load: () => ({ queued: pool.queued, busy: pool.busy, workers: pool.size, completed: pool.completed }),
     stream,
     dispose: () => pool.close(),
   };

@@ -73,6 +73,7 @@ export class WorkerPool {
   readonly #slots: Slot[] = [];
   readonly #queue: Pending[] = [];
   #nextId = 1;
+  #completed = 0;
   #closed = false;
   #info: PoolInfo | undefined;
 
@@ -107,6 +108,11 @@ export class WorkerPool {
   /** Sentences waiting for a worker. */
   get queued(): number {
     return this.#queue.length;
+  }
+
+  /** Sentences synthesized to the end since the pool started (cancelled ones are not counted). */
+  get completed(): number {
+    return this.#completed;
   }
 
   /** Workers running a sentence now. */
@@ -159,12 +165,15 @@ export class WorkerPool {
   }
 
   #spawn(index: number): Promise<PoolInfo> {
-    const worker = new Worker(WORKER_URL, {
-      workerData: this.#init,
-      // In development the worker is TypeScript; tsx compiles it on the fly.
-      execArgv: WORKER_URL.pathname.endsWith('.ts') ? ['--import', 'tsx'] : undefined,
-      name: `kokoro-inference-${index}`,
-    });
+    const options = { workerData: this.#init, name: `kokoro-inference-${index}` };
+    // From TypeScript sources (development, tests, `npm start`), the worker registers tsx itself:
+    // Node 20 does not apply `--import` hooks to a worker's entry module. Built JS loads directly.
+    const worker = WORKER_URL.pathname.endsWith('.ts')
+      ? new Worker(
+          `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(WORKER_URL.href)}); })`,
+          { ...options, eval: true },
+        )
+      : new Worker(WORKER_URL, options);
     const slot: Slot = { worker, ready: false, current: undefined };
     this.#slots[index] = slot;
     return new Promise<PoolInfo>((resolve, reject) => {
@@ -216,6 +225,7 @@ export class WorkerPool {
         break;
       case 'end':
         slot.current = undefined;
+        if (!current.done) this.#completed++;
         this.#settle(current, undefined, { frontEndMs: message.frontEndMs, pieces: message.pieces });
         this.#dispatch();
         break;

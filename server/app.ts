@@ -7,6 +7,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import type { Config } from './config.ts';
 import { TtsError, toErrorBody, ttsError } from './errors.ts';
 import type { Lifecycle } from './lifecycle.ts';
+import { PlainText } from './options.ts';
 import { bidiRoutes } from './routes/bidi.ts';
 import { invocationRoutes } from './routes/invocations.ts';
 import { pingRoutes } from './routes/ping.ts';
@@ -59,7 +60,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       );
     }
   });
-  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) => done(null, new PlainText(body as string)));
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const mapped = err instanceof TtsError ? err : fromFastifyError(err, config);

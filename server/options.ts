@@ -30,6 +30,11 @@ export interface OptionContext {
   readonly now?: number;
 }
 
+/** A text/plain body, kept apart from a JSON string body (which is an error, not text). */
+export class PlainText {
+  constructor(readonly text: string) {}
+}
+
 export const SPEED_MIN = 0.5;
 export const SPEED_MAX = 2.0;
 const MAX_REQUEST_ID_CHARS = 128;

@@ -8,7 +8,7 @@ import { FORMATS, wavHeader } from '../../model/audio.ts';
 import type { Config } from '../config.ts';
 import { ttsError, withRequestId } from '../errors.ts';
 import type { Lifecycle } from '../lifecycle.ts';
-import { parseOptions, peekRequestId } from '../options.ts';
+import { PlainText, parseOptions, peekRequestId } from '../options.ts';
 import { RunStats, encodedAudio } from '../synthesis.ts';
 
 export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifecycle }> = async (
@@ -19,7 +19,7 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
     const engine = lifecycle.requireEngine();
     const body = request.body;
     let fields: Record<string, unknown>;
-    if (typeof body === 'string') fields = { text: body };
+    if (body instanceof PlainText) fields = { text: body.text };
     else if (body !== null && typeof body === 'object' && !Array.isArray(body)) fields = body as Record<string, unknown>;
     else {
       throw ttsError(
