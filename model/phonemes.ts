@@ -41,6 +41,25 @@ export async function loadPhonemizer(): Promise<void> {
   phonemizeImpl = mod.phonemize;
 }
 
+// Varied English, so the WebAssembly engine's hot paths are compiled before the first request:
+// cold, an unseen sentence takes 100–500 ms; after this, 10–20 ms.
+const WARM_UP_TEXTS = [
+  'The quick brown fox jumps over the lazy dog; meanwhile, twelve wizards quickly boxed five jugs of liquid.',
+  'How much would it cost to fly from London to New York next Thursday at seven thirty in the morning?',
+  'Please remember: the meeting starts at nine, and everyone should bring their reports, charts and questions!',
+  'Artificial intelligence systems are transforming healthcare, education, transportation and entertainment.',
+];
+
+/** Loads espeak-ng and runs it over varied text for every supported language. */
+export async function warmUpPhonemizer(rounds = 3): Promise<void> {
+  await loadPhonemizer();
+  for (let r = 0; r < rounds; r++) {
+    for (const text of WARM_UP_TEXTS) {
+      for (const lang of Object.keys(ESPEAK_VOICES) as LanguageCode[]) await phonemize(text, lang);
+    }
+  }
+}
+
 /**
  * Adjusts espeak-ng's output towards the phoneme set Kokoro was trained on (the same corrections
  * Kokoro's reference front ends apply).
@@ -72,18 +91,34 @@ export function splitOnPunctuation(text: string): { text: string; punctuation: b
   return parts;
 }
 
-/** Phonemizes already-normalized text for a supported language. */
+/**
+ * Phonemizes already-normalized text for a supported language.
+ *
+ * espeak-ng reloads its voice on every call (tens of milliseconds), so all word runs of the text
+ * go into one call, separated by blank lines, which espeak answers with one output line each.
+ * Should the line count ever not match, each run is phonemized on its own instead.
+ */
 export async function phonemize(text: string, lang: LanguageCode): Promise<string> {
   const voice = ESPEAK_VOICES[lang];
   if (!voice) throw new Error(`No phonemizer for language '${lang}'`);
   if (!phonemizeImpl) await loadPhonemizer();
+  const parts = splitOnPunctuation(text);
+  const words = parts.filter((p) => !p.punctuation && p.text.trim() !== '');
+  let lines = words.length === 0 ? [] : await phonemizeImpl!(words.map((w) => w.text.trim()).join('\n\n'), voice);
+  if (lines.length !== words.length) {
+    lines = [];
+    for (const w of words) lines.push((await phonemizeImpl!(w.text, voice)).join(' '));
+  }
   const pieces: string[] = [];
-  for (const part of splitOnPunctuation(text)) {
-    if (part.punctuation) {
-      pieces.push(part.text);
-    } else if (part.text.trim() !== '') {
-      pieces.push((await phonemizeImpl!(part.text, voice)).join(' '));
+  let next = 0;
+  for (const part of parts) {
+    if (part.punctuation) pieces.push(part.text);
+    else if (part.text.trim() !== '') {
+      // Keep the spaces around a word run, so "a, b" stays two words in the phoneme string.
+      const lead = /^\s/.test(part.text) ? ' ' : '';
+      const trail = /\s$/.test(part.text) ? ' ' : '';
+      pieces.push(lead + lines[next++]! + trail);
     }
   }
-  return adjustEspeakPhonemes(pieces.join(''), lang);
+  return adjustEspeakPhonemes(pieces.join('').replace(/ {2,}/g, ' '), lang);
 }

@@ -6,7 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { normalizeText } from './normalize.ts';
 import { KokoroSession } from './onnx.ts';
-import { loadPhonemizer, phonemize, ESPEAK_VOICES } from './phonemes.ts';
+import { phonemize, warmUpPhonemizer } from './phonemes.ts';
 import { keepKnownPhonemes, padIds, phonemesToIds, splitPhonemes } from './tokens.ts';
 import { VoiceStore, styleRow } from './voices.ts';
 import type { FromWorker, SentenceJob, ToWorker, WorkerInit } from './worker-protocol.ts';
@@ -55,9 +55,8 @@ async function start(): Promise<void> {
     logSeverity: init.logSeverity,
     onFallback: (reason) => (fallbackReason = reason),
   });
-  // Warm up: espeak's first call per language is slow, and so is the first inference.
-  await loadPhonemizer();
-  for (const lang of Object.keys(ESPEAK_VOICES) as LanguageCode[]) await frontEnd('Warm up, please.', lang);
+  // Warm up: espeak's first calls are slow, and so is the first inference.
+  await warmUpPhonemizer();
   const table = await voices.get(init.warmupVoice);
   const ids = phonemesToIds((await frontEnd('Hello there.', 'a'))[0] ?? 'h');
   await session.run(padIds(ids), styleRow(table, ids.length), 1);

@@ -45,7 +45,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     requestIdHeader: 'x-amzn-requestid',
-    requestIdLogLabel: 'reqId',
   });
 
   // Only JSON and plain text bodies; anything else is answered with 415.
