@@ -86,7 +86,8 @@ function pickByDtype(files: string[], dtype: Dtype): string | undefined {
     q4f16: ['q4f16'],
   };
   const all = Object.values(tags).flat();
-  if (dtype === 'fp32') return files.find((f) => !all.some((t) => f.includes(`.${t}.`) || f.includes(`_${t}.`)));
+  if (dtype === 'fp32')
+    return files.find((f) => !all.some((t) => f.includes(`.${t}.`) || f.includes(`_${t}.`)));
   return files.find((f) => tags[dtype].some((t) => f.includes(`.${t}.`) || f.includes(`_${t}.`)));
 }
 

@@ -84,20 +84,25 @@ export function readContract(
   const ids = find(['input_ids', 'tokens']);
   const style = find(['style', 'ref_s']);
   const speed = find(['speed']);
-  const output = outputs.find((m) => ['waveform', 'audio'].includes(m.name)) ?? (outputs.length === 1 ? outputs[0] : undefined);
+  const output =
+    outputs.find((m) => ['waveform', 'audio'].includes(m.name)) ??
+    (outputs.length === 1 ? outputs[0] : undefined);
   if (!ids || !style || !speed || !output || inputs.length !== 3) {
     throw new ModelContractError(
       `This is not a Kokoro model export: expected inputs input_ids|tokens (int64), style (float32) and speed, and a waveform|audio output; the model declares ${describe()}`,
     );
   }
   const typeOf = (m: ort.InferenceSession.ValueMetadata) => (m.isTensor ? m.type : 'non-tensor');
-  if (typeOf(ids) !== 'int64') throw new ModelContractError(`Input ${ids.name} should be int64; it is ${typeOf(ids)}`);
-  if (typeOf(style) !== 'float32') throw new ModelContractError(`Input ${style.name} should be float32; it is ${typeOf(style)}`);
+  if (typeOf(ids) !== 'int64')
+    throw new ModelContractError(`Input ${ids.name} should be int64; it is ${typeOf(ids)}`);
+  if (typeOf(style) !== 'float32')
+    throw new ModelContractError(`Input ${style.name} should be float32; it is ${typeOf(style)}`);
   const speedType = typeOf(speed);
   if (speedType !== 'float32' && speedType !== 'int32') {
     throw new ModelContractError(`Input speed should be float32 or int32; it is ${speedType}`);
   }
-  if (typeOf(output) !== 'float32') throw new ModelContractError(`Output ${output.name} should be float32; it is ${typeOf(output)}`);
+  if (typeOf(output) !== 'float32')
+    throw new ModelContractError(`Output ${output.name} should be float32; it is ${typeOf(output)}`);
   return { ids: ids.name, style: style.name, speed: speed.name, speedType, output: output.name };
 }
 
@@ -147,7 +152,8 @@ export class KokoroSession {
       }
     }
     const reason = (lastError as Error | undefined)?.message ?? 'unknown error';
-    if (options.device === 'cuda') throw new ProviderError(`KOKORO_DEVICE=cuda but the CUDA session failed: ${reason}`);
+    if (options.device === 'cuda')
+      throw new ProviderError(`KOKORO_DEVICE=cuda but the CUDA session failed: ${reason}`);
     throw new Error(`Could not load the model ${modelFile}: ${reason}`);
   }
 

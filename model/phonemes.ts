@@ -36,8 +36,10 @@ export async function loadPhonemizer(): Promise<void> {
   const exceptions = new Set(process.listeners('uncaughtException'));
   const rejections = new Set(process.listeners('unhandledRejection'));
   const mod = (await import('phonemizer')) as { phonemize: Phonemize };
-  for (const l of process.listeners('uncaughtException')) if (!exceptions.has(l)) process.off('uncaughtException', l);
-  for (const l of process.listeners('unhandledRejection')) if (!rejections.has(l)) process.off('unhandledRejection', l);
+  for (const l of process.listeners('uncaughtException'))
+    if (!exceptions.has(l)) process.off('uncaughtException', l);
+  for (const l of process.listeners('unhandledRejection'))
+    if (!rejections.has(l)) process.off('unhandledRejection', l);
   phonemizeImpl = mod.phonemize;
 }
 
@@ -104,7 +106,8 @@ export async function phonemize(text: string, lang: LanguageCode): Promise<strin
   if (!phonemizeImpl) await loadPhonemizer();
   const parts = splitOnPunctuation(text);
   const words = parts.filter((p) => !p.punctuation && p.text.trim() !== '');
-  let lines = words.length === 0 ? [] : await phonemizeImpl!(words.map((w) => w.text.trim()).join('\n\n'), voice);
+  let lines =
+    words.length === 0 ? [] : await phonemizeImpl!(words.map((w) => w.text.trim()).join('\n\n'), voice);
   if (lines.length !== words.length) {
     lines = [];
     for (const w of words) lines.push((await phonemizeImpl!(w.text, voice)).join(' '));

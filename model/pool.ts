@@ -84,7 +84,12 @@ export class WorkerPool {
   }
 
   /** Starts `size` workers and resolves once every one has loaded and warmed up its model. */
-  static async create(init: WorkerInit, size: number, maxQueued: number, events: PoolEvents = {}): Promise<WorkerPool> {
+  static async create(
+    init: WorkerInit,
+    size: number,
+    maxQueued: number,
+    events: PoolEvents = {},
+  ): Promise<WorkerPool> {
     const pool = new WorkerPool(init, maxQueued, events);
     try {
       const infos = await Promise.all(Array.from({ length: size }, (_, i) => pool.#spawn(i)));
@@ -132,7 +137,9 @@ export class WorkerPool {
     if (this.#closed) return Promise.reject(new JobError('closed', 'the inference pool is shut down'));
     if (signal?.aborted) return Promise.reject(new JobError('cancelled', 'cancelled'));
     if (this.#queue.length >= this.#maxQueued) {
-      return Promise.reject(new JobError('busy', `the inference queue is full (${this.#maxQueued} sentences waiting)`));
+      return Promise.reject(
+        new JobError('busy', `the inference queue is full (${this.#maxQueued} sentences waiting)`),
+      );
     }
     return new Promise((resolve, reject) => {
       const job: SentenceJob = { type: 'job', id: this.#nextId++, ...request };
@@ -154,7 +161,8 @@ export class WorkerPool {
   /** Stops every worker. Queued jobs are rejected; running ones are abandoned. */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const p of this.#queue.splice(0)) this.#settle(p, new JobError('closed', 'the server is shutting down'));
+    for (const p of this.#queue.splice(0))
+      this.#settle(p, new JobError('closed', 'the server is shutting down'));
     await Promise.all(
       this.#slots.map(async (slot) => {
         if (slot.current) this.#settle(slot.current, new JobError('closed', 'the server is shutting down'));
@@ -240,12 +248,15 @@ export class WorkerPool {
   #onWorkerGone(index: number, slot: Slot, reason: string): void {
     if (this.#slots[index] !== slot || !slot.ready) return;
     slot.ready = false;
-    if (slot.current) this.#settle(slot.current, new JobError('inference', `inference worker failed: ${reason}`));
+    if (slot.current)
+      this.#settle(slot.current, new JobError('inference', `inference worker failed: ${reason}`));
     slot.current = undefined;
     if (this.#closed) return;
     this.#events.onWorkerExit?.({ index, reason });
     // Replace it; the others keep serving meanwhile.
-    this.#spawn(index).catch((err: Error) => this.#events.onWorkerExit?.({ index, reason: `restart failed: ${err.message}` }));
+    this.#spawn(index).catch((err: Error) =>
+      this.#events.onWorkerExit?.({ index, reason: `restart failed: ${err.message}` }),
+    );
   }
 
   #dispatch(): void {

@@ -65,7 +65,12 @@ export function splitPhonemes(phonemes: string, max: number = MAX_PHONEME_IDS): 
 }
 
 /** Index just after the last symbol in [start, end) that matches, if that leaves a non-empty piece. */
-function lastCut(symbols: string[], start: number, end: number, match: (s: string) => boolean): number | null {
+function lastCut(
+  symbols: string[],
+  start: number,
+  end: number,
+  match: (s: string) => boolean,
+): number | null {
   for (let i = end - 1; i > start; i--) if (match(symbols[i]!)) return i + 1;
   return null;
 }

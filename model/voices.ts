@@ -50,7 +50,10 @@ export function parseVoiceSpec(spec: string): VoicePart[] {
   if (raw === '') throw new VoiceSpecError('syntax', 'voice must not be empty');
   const items = raw.split('+').map((s) => s.trim());
   if (items.length > MAX_BLEND_VOICES) {
-    throw new VoiceSpecError('syntax', `A blend may mix at most ${MAX_BLEND_VOICES} voices; got ${items.length}`);
+    throw new VoiceSpecError(
+      'syntax',
+      `A blend may mix at most ${MAX_BLEND_VOICES} voices; got ${items.length}`,
+    );
   }
   const weights = new Map<VoiceId, number>();
   for (const item of items) {

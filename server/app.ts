@@ -21,7 +21,10 @@ export interface AppDeps {
 function fromFastifyError(err: FastifyError, config: Config): unknown {
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return ttsError('TTS_ERR_PAYLOAD_TOO_LARGE', `The request body is over the ${config.maxBodyBytes}-byte limit`);
+      return ttsError(
+        'TTS_ERR_PAYLOAD_TOO_LARGE',
+        `The request body is over the ${config.maxBodyBytes}-byte limit`,
+      );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return ttsError(
         'TTS_ERR_UNSUPPORTED_MEDIA_TYPE',
@@ -54,12 +57,17 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       done(null, JSON.parse(body as string));
     } catch (err) {
       done(
-        ttsError('TTS_ERR_INVALID_JSON', `The body is not valid JSON (${(err as Error).message}); send an object such as {"text": "Hello"}`) as unknown as FastifyError,
+        ttsError(
+          'TTS_ERR_INVALID_JSON',
+          `The body is not valid JSON (${(err as Error).message}); send an object such as {"text": "Hello"}`,
+        ) as unknown as FastifyError,
         undefined,
       );
     }
   });
-  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) => done(null, new PlainText(body as string)));
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) =>
+    done(null, new PlainText(body as string)),
+  );
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const mapped = err instanceof TtsError ? err : fromFastifyError(err, config);

@@ -112,7 +112,15 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     wsMaxPending: int('WS_MAX_PENDING', 64, 1, 10_000),
     maxQueuedJobs: int('MAX_QUEUED_JOBS', 256, 1, 100_000),
     shutdownGraceS: int('SHUTDOWN_GRACE_S', 25, 0, 600),
-    logLevel: oneOf<LogLevel>('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    logLevel: oneOf<LogLevel>('LOG_LEVEL', 'info', [
+      'fatal',
+      'error',
+      'warn',
+      'info',
+      'debug',
+      'trace',
+      'silent',
+    ]),
     fetchModel: bool('KOKORO_FETCH_MODEL'),
     ...overrides,
   };

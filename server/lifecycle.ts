@@ -46,7 +46,8 @@ export class Lifecycle {
 
   /** The engine for a new request, or the reason there is none. */
   requireEngine(): Engine {
-    if (this.#state === 'draining') throw ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests');
+    if (this.#state === 'draining')
+      throw ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests');
     if (this.#state !== 'ready' || !this.#engine) {
       throw ttsError('TTS_ERR_NOT_READY', 'The model is still loading; retry when GET /ping answers 200');
     }
@@ -82,7 +83,9 @@ export class Lifecycle {
     const sessions = [...this.#sessions];
     const drained = Promise.all([...sessions.map((s) => s.drain()), this.#whenHttpIdle()]);
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceMs)));
+    const timeout = new Promise<'timeout'>(
+      (resolve) => (timer = setTimeout(() => resolve('timeout'), graceMs)),
+    );
     const outcome = await Promise.race([drained.then(() => 'done' as const), timeout]);
     clearTimeout(timer);
     if (outcome === 'timeout') for (const s of this.#sessions) s.abort();

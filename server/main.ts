@@ -87,8 +87,10 @@ async function main(): Promise<void> {
       maxQueuedJobs: config.maxQueuedJobs,
       defaultVoice: config.defaultVoice,
       logSeverity: ortSeverity(config.logLevel),
-      onWorkerExit: ({ index, reason }) => log.error({ worker: index, reason }, 'inference worker died; replacing it'),
-      onWorkerReady: ({ index, warmupMs }) => log.debug({ worker: index, warmupMs }, 'inference worker ready'),
+      onWorkerExit: ({ index, reason }) =>
+        log.error({ worker: index, reason }, 'inference worker died; replacing it'),
+      onWorkerReady: ({ index, warmupMs }) =>
+        log.debug({ worker: index, warmupMs }, 'inference worker ready'),
     });
   } catch (err) {
     lifecycle.setFailed();

@@ -57,7 +57,8 @@ export function codePointLength(text: string): number {
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'string')
+    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
   if (typeof value === 'object') return 'an object';
   return `${typeof value} ${String(value)}`;
 }
@@ -78,15 +79,23 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
 
   let requestId: string;
   if (body.request_id === undefined) requestId = randomUUID();
-  else if (typeof body.request_id !== 'string' || body.request_id.length === 0 || body.request_id.length > MAX_REQUEST_ID_CHARS) {
-    invalid(`request_id should be a non-empty string of at most ${MAX_REQUEST_ID_CHARS} characters; got ${describe(body.request_id)}`);
+  else if (
+    typeof body.request_id !== 'string' ||
+    body.request_id.length === 0 ||
+    body.request_id.length > MAX_REQUEST_ID_CHARS
+  ) {
+    invalid(
+      `request_id should be a non-empty string of at most ${MAX_REQUEST_ID_CHARS} characters; got ${describe(body.request_id)}`,
+    );
   } else requestId = body.request_id;
 
   // Stale first: a request nobody is waiting for any more is refused before any other work.
   if (body.request_timestamp !== undefined) {
     const ts = body.request_timestamp;
     if (typeof ts !== 'number' || !Number.isFinite(ts) || ts < 0) {
-      invalid(`request_timestamp should be epoch seconds (or milliseconds above 1e11) as a number; got ${describe(ts)}`);
+      invalid(
+        `request_timestamp should be epoch seconds (or milliseconds above 1e11) as a number; got ${describe(ts)}`,
+      );
     }
     const sentMs = ts > 1e11 ? ts : ts * 1000;
     const ageS = ((ctx.now ?? Date.now()) - sentMs) / 1000;
@@ -99,9 +108,14 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
   }
 
   const text = body.text;
-  if (text === undefined) throw ttsError('TTS_ERR_BAD_REQUEST', 'The request has no text: send {"text": "…"} with the words to speak');
+  if (text === undefined)
+    throw ttsError(
+      'TTS_ERR_BAD_REQUEST',
+      'The request has no text: send {"text": "…"} with the words to speak',
+    );
   if (typeof text !== 'string') invalid(`text should be a string; got ${describe(text)}`);
-  if (text.trim() === '') throw ttsError('TTS_ERR_EMPTY_TEXT', 'text is empty: it should contain something to speak');
+  if (text.trim() === '')
+    throw ttsError('TTS_ERR_EMPTY_TEXT', 'text is empty: it should contain something to speak');
   const chars = codePointLength(text);
   if (chars > config.maxTextChars) {
     throw ttsError(
@@ -111,7 +125,8 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
   }
 
   const voiceSpec = body.voice ?? config.defaultVoice;
-  if (typeof voiceSpec !== 'string') invalid(`voice should be a string such as "af_heart" or "af_bella+af_sky"; got ${describe(voiceSpec)}`);
+  if (typeof voiceSpec !== 'string')
+    invalid(`voice should be a string such as "af_heart" or "af_bella+af_sky"; got ${describe(voiceSpec)}`);
   let voice: ResolvedVoice;
   try {
     voice = engine.voices.resolve(voiceSpec);
@@ -127,7 +142,9 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     invalid(`speed should be a number from ${SPEED_MIN} to ${SPEED_MAX}; got ${describe(speed)}`);
   }
   if (engine.info.contract.speedType === 'int32' && !Number.isInteger(speed)) {
-    invalid(`This model export takes whole-number speeds only (its speed input is int32): use 1 or 2; got ${speed}`);
+    invalid(
+      `This model export takes whole-number speeds only (its speed input is int32): use 1 or 2; got ${speed}`,
+    );
   }
 
   const formats = Object.keys(FORMATS) as AudioFormat[];
@@ -138,12 +155,15 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
 
   const sampleRate = body.sample_rate ?? SUPPORTED_SAMPLE_RATES[0];
   if (typeof sampleRate !== 'number' || !(SUPPORTED_SAMPLE_RATES as readonly number[]).includes(sampleRate)) {
-    invalid(`sample_rate should be one of: ${SUPPORTED_SAMPLE_RATES.join(', ')}; got ${describe(sampleRate)}`);
+    invalid(
+      `sample_rate should be one of: ${SUPPORTED_SAMPLE_RATES.join(', ')}; got ${describe(sampleRate)}`,
+    );
   }
 
   let stream = true;
   if (route === 'http') {
-    if (body.stream !== undefined && typeof body.stream !== 'boolean') invalid(`stream should be true or false; got ${describe(body.stream)}`);
+    if (body.stream !== undefined && typeof body.stream !== 'boolean')
+      invalid(`stream should be true or false; got ${describe(body.stream)}`);
     stream = body.stream !== false;
     const transport = body.transport ?? 'binary';
     if (typeof transport !== 'string' || !(TRANSPORTS as readonly string[]).includes(transport)) {

@@ -17,9 +17,7 @@ const FLOOD_FACTOR = 4;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-type Parsed =
-  | { kind: 'request'; fields: Record<string, unknown> }
-  | { kind: 'close' };
+type Parsed = { kind: 'request'; fields: Record<string, unknown> } | { kind: 'close' };
 
 /**
  * Classifies one client message. Plain text unless it starts with `{` (after whitespace); then
@@ -30,7 +28,10 @@ export function parseMessage(data: Buffer): Parsed {
   try {
     text = utf8.decode(data);
   } catch {
-    throw ttsError('TTS_ERR_INVALID_UTF8', 'The message is not valid UTF-8 text; send UTF-8 encoded JSON or plain text');
+    throw ttsError(
+      'TTS_ERR_INVALID_UTF8',
+      'The message is not valid UTF-8 text; send UTF-8 encoded JSON or plain text',
+    );
   }
   const trimmed = text.trimStart();
   if (!trimmed.startsWith('{')) return { kind: 'request', fields: { text } };
@@ -130,7 +131,10 @@ export class Session implements Drainable {
         return;
       }
       void this.#sendError(
-        ttsError('TTS_ERR_BUSY', `This session already has ${wsMaxPending} messages waiting; wait for synthesis_complete before sending more`),
+        ttsError(
+          'TTS_ERR_BUSY',
+          `This session already has ${wsMaxPending} messages waiting; wait for synthesis_complete before sending more`,
+        ),
         undefined,
       );
       return;
@@ -166,7 +170,8 @@ export class Session implements Drainable {
         return;
       }
       requestId = peekRequestId(message.fields);
-      if (this.#draining) throw ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests');
+      if (this.#draining)
+        throw ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests');
       const engine = this.#deps.lifecycle.requireEngine();
       const options = parseOptions(message.fields, { route: 'ws', config: this.#deps.config, engine });
       requestId = options.requestId;

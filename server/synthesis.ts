@@ -56,9 +56,17 @@ export function toTtsError(err: unknown): unknown {
       case 'busy':
         return ttsError('TTS_ERR_BUSY', `The server is at capacity: ${err.message}; retry shortly`, err);
       case 'closed':
-        return ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests', err);
+        return ttsError(
+          'TTS_ERR_SHUTTING_DOWN',
+          'The server is shutting down and takes no new requests',
+          err,
+        );
       case 'inference':
-        return ttsError('TTS_ERR_INFERENCE', 'Synthesis failed inside the model; the error has been logged', err);
+        return ttsError(
+          'TTS_ERR_INFERENCE',
+          'Synthesis failed inside the model; the error has been logged',
+          err,
+        );
       case 'cancelled':
         return err;
     }
@@ -78,7 +86,10 @@ export async function* encodedAudio(
 ): AsyncGenerator<Buffer> {
   const encoder = new AudioEncoder(options.format, options.sampleRate);
   try {
-    for await (const chunk of engine.stream({ text: options.text, voice: options.voice, speed: options.speed }, signal)) {
+    for await (const chunk of engine.stream(
+      { text: options.text, voice: options.voice, speed: options.speed },
+      signal,
+    )) {
       const bytes = encoder.encode(chunk.samples);
       stats.samples += chunk.samples.length;
       stats.chunks++;

@@ -20,7 +20,8 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
     const body = request.body;
     let fields: Record<string, unknown>;
     if (body instanceof PlainText) fields = { text: body.text };
-    else if (body !== null && typeof body === 'object' && !Array.isArray(body)) fields = body as Record<string, unknown>;
+    else if (body !== null && typeof body === 'object' && !Array.isArray(body))
+      fields = body as Record<string, unknown>;
     else {
       throw ttsError(
         'TTS_ERR_BAD_REQUEST',
@@ -52,7 +53,13 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
       // One complete file: encode as raw PCM and put real sizes in the WAV header.
       const pcm: Buffer[] = [];
       try {
-        for await (const part of encodedAudio(engine, { ...options, format: 'pcm' }, stats, controller.signal)) pcm.push(part);
+        for await (const part of encodedAudio(
+          engine,
+          { ...options, format: 'pcm' },
+          stats,
+          controller.signal,
+        ))
+          pcm.push(part);
       } catch (err) {
         throw withRequestId(err, options.requestId);
       }
@@ -60,7 +67,9 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
       log.info({ chars: options.chars, ...stats.summary() }, 'synthesized');
       return reply
         .type(contentType)
-        .send(options.format === 'wav' ? Buffer.concat([wavHeader(data.length, options.sampleRate), data]) : data);
+        .send(
+          options.format === 'wav' ? Buffer.concat([wavHeader(data.length, options.sampleRate), data]) : data,
+        );
     }
 
     const audio = encodedAudio(engine, options, stats, controller.signal);
@@ -79,7 +88,8 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
         log.info({ chars: options!.chars, ...stats.summary() }, 'synthesized');
       } catch (err) {
         // Headers are out: the stream ends without its final chunk, which tells the client.
-        if (!controller.signal.aborted) log.error({ err, ...stats.summary() }, 'synthesis failed after audio started');
+        if (!controller.signal.aborted)
+          log.error({ err, ...stats.summary() }, 'synthesis failed after audio started');
         throw err;
       }
     }

@@ -88,7 +88,9 @@ export class TestClient {
     this.socket = socket;
     socket.on('message', (data: Buffer, isBinary) => {
       this.frames.push(
-        isBinary ? { kind: 'audio', bytes: data } : { kind: 'control', message: JSON.parse(data.toString('utf8')) },
+        isBinary
+          ? { kind: 'audio', bytes: data }
+          : { kind: 'control', message: JSON.parse(data.toString('utf8')) },
       );
       this.#wake();
     });
@@ -162,7 +164,9 @@ export class TestClient {
 }
 
 /** Per-request view of the frames: audio bytes between synthesis_start and synthesis_complete. */
-export function requestsOf(frames: readonly Frame[]): { id: string; audio: Buffer[]; complete?: Record<string, unknown> }[] {
+export function requestsOf(
+  frames: readonly Frame[],
+): { id: string; audio: Buffer[]; complete?: Record<string, unknown> }[] {
   const out: { id: string; audio: Buffer[]; complete?: Record<string, unknown> }[] = [];
   let current: (typeof out)[number] | undefined;
   for (const f of frames) {

@@ -19,7 +19,12 @@ interface Response {
 }
 
 /** A plain HTTP client that records the body as it streams in. */
-function post(path: string, body: string | Buffer, contentType: string | undefined, extraHeaders: Record<string, string> = {}): Promise<Response> {
+function post(
+  path: string,
+  body: string | Buffer,
+  contentType: string | undefined,
+  extraHeaders: Record<string, string> = {},
+): Promise<Response> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(`${server.http}${path}`, {
       method: 'POST',
@@ -29,7 +34,13 @@ function post(path: string, body: string | Buffer, contentType: string | undefin
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () =>
-        resolve({ status: res.statusCode!, headers: res.headers, chunks, body: Buffer.concat(chunks), complete: res.complete }),
+        resolve({
+          status: res.statusCode!,
+          headers: res.headers,
+          chunks,
+          body: Buffer.concat(chunks),
+          complete: res.complete,
+        }),
       );
       res.on('error', reject);
     });
@@ -54,9 +65,16 @@ describe('GET /ping', () => {
       const res = await fetch(`${cold.http}/ping`);
       expect(res.status).toBe(503);
       expect(await res.json()).toEqual({ status: 'starting' });
-      const inv = await fetch(`${cold.http}/invocations`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'Hi.' });
+      const inv = await fetch(`${cold.http}/invocations`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: 'Hi.',
+      });
       expect(inv.status).toBe(503);
-      expect(await inv.json()).toMatchObject({ code: 'not_ready', message: expect.stringMatching(/still loading/) });
+      expect(await inv.json()).toMatchObject({
+        code: 'not_ready',
+        message: expect.stringMatching(/still loading/),
+      });
     } finally {
       await cold.close();
     }
@@ -64,7 +82,10 @@ describe('GET /ping', () => {
 
   it('is answered while a long synthesis runs (ordering, not timing)', async () => {
     const client = await TestClient.open(server.ws);
-    const long = Array.from({ length: 12 }, (_, i) => `This is sentence number ${i + 1} of a long paragraph.`).join(' ');
+    const long = Array.from(
+      { length: 12 },
+      (_, i) => `This is sentence number ${i + 1} of a long paragraph.`,
+    ).join(' ');
     client.send({ text: long, request_id: 'long' });
     await client.until((c) => c.frames.some((f) => f.kind === 'audio'), 'first audio');
     const ping = await fetch(`${server.http}/ping`);
@@ -98,14 +119,22 @@ describe('POST /invocations', () => {
   });
 
   it('streams raw PCM when asked, with whole samples', async () => {
-    const res = await post('/invocations', json({ text: 'Raw samples please.', format: 'pcm' }), 'application/json');
+    const res = await post(
+      '/invocations',
+      json({ text: 'Raw samples please.', format: 'pcm' }),
+      'application/json',
+    );
     expect(res.headers['content-type']).toBe('audio/pcm;rate=24000;encoding=s16le;channels=1');
     expect(res.body.length % 2).toBe(0);
     expect(res.body.length).toBeGreaterThan(0);
   });
 
   it('returns one complete WAV with real sizes for stream:false', async () => {
-    const res = await post('/invocations', json({ text: 'One piece. Two pieces.', stream: false }), 'application/json');
+    const res = await post(
+      '/invocations',
+      json({ text: 'One piece. Two pieces.', stream: false }),
+      'application/json',
+    );
     expect(res.status).toBe(200);
     expect(res.headers['content-length']).toBe(String(res.body.length));
     const dataBytes = res.body.readUInt32LE(40);
@@ -116,44 +145,181 @@ describe('POST /invocations', () => {
   it('gives the same audio streamed and whole (same text, same voice)', async () => {
     const text = 'Determinism matters. So does streaming.';
     const streamed = await post('/invocations', json({ text, format: 'pcm' }), 'application/json');
-    const whole = await post('/invocations', json({ text, format: 'pcm', stream: false }), 'application/json');
+    const whole = await post(
+      '/invocations',
+      json({ text, format: 'pcm', stream: false }),
+      'application/json',
+    );
     expect(streamed.body.equals(whole.body)).toBe(true);
   });
 
   it('speaks slower at speed 0.5 and faster at 2', async () => {
     const size = async (speed: number) =>
-      (await post('/invocations', json({ text: 'Speed test sentence.', format: 'pcm', speed, stream: false }), 'application/json')).body.length;
+      (
+        await post(
+          '/invocations',
+          json({ text: 'Speed test sentence.', format: 'pcm', speed, stream: false }),
+          'application/json',
+        )
+      ).body.length;
     const [slow, normal, fast] = [await size(0.5), await size(1), await size(2)];
     expect(slow).toBeGreaterThan(normal);
     expect(fast).toBeLessThan(normal);
   });
 
   it('accepts voice blends', async () => {
-    const res = await post('/invocations', json({ text: 'Blended.', voice: 'af_bella(2)+af_sky(1)', format: 'pcm' }), 'application/json');
+    const res = await post(
+      '/invocations',
+      json({ text: 'Blended.', voice: 'af_bella(2)+af_sky(1)', format: 'pcm' }),
+      'application/json',
+    );
     expect(res.status).toBe(200);
-    const single = await post('/invocations', json({ text: 'Blended.', voice: 'af_bella', format: 'pcm' }), 'application/json');
+    const single = await post(
+      '/invocations',
+      json({ text: 'Blended.', voice: 'af_bella', format: 'pcm' }),
+      'application/json',
+    );
     expect(res.body.equals(single.body)).toBe(false);
   });
 });
 
 describe('POST /invocations bad input: a clear 4xx before any audio', () => {
-  const cases: { name: string; body: string | Buffer; type?: string; status: number; code: string; message: RegExp }[] = [
-    { name: 'an unsupported content type', body: 'x', type: 'application/xml', status: 415, code: 'unsupported_media_type', message: /application\/json.*text\/plain/ },
-    { name: 'no content type', body: 'x', type: undefined, status: 415, code: 'unsupported_media_type', message: /Content-Type/ },
-    { name: 'broken JSON', body: '{"text": ', type: 'application/json', status: 400, code: 'invalid_json', message: /not valid JSON/ },
-    { name: 'a JSON array', body: '["Hello"]', type: 'application/json', status: 400, code: 'bad_request', message: /should be an object.*got an array/ },
-    { name: 'a JSON string', body: '"Hello"', type: 'application/json', status: 400, code: 'bad_request', message: /should be an object.*got string/ },
-    { name: 'JSON null', body: 'null', type: 'application/json', status: 400, code: 'bad_request', message: /got null/ },
-    { name: 'no text', body: json({ voice: 'af_heart' }), type: 'application/json', status: 400, code: 'bad_request', message: /has no text/ },
-    { name: 'empty text', body: json({ text: '' }), type: 'application/json', status: 400, code: 'empty_text', message: /text is empty/ },
-    { name: 'empty plain text', body: '  ', type: 'text/plain', status: 400, code: 'empty_text', message: /text is empty/ },
-    { name: 'text over the limit', body: json({ text: '😀'.repeat(4097) }), type: 'application/json', status: 413, code: 'text_too_long', message: /4097 characters, over the limit of 4096/ },
-    { name: 'a body over the size limit', body: json({ text: 'a'.repeat(70_000) }), type: 'application/json', status: 413, code: 'payload_too_large', message: /65536-byte limit/ },
-    { name: 'an unknown voice', body: json({ text: 'Hi.', voice: 'zz_top' }), type: 'application/json', status: 400, code: 'voice_not_found', message: /Unknown voice "zz_top"/ },
-    { name: 'speed out of range', body: json({ text: 'Hi.', speed: 2.5 }), type: 'application/json', status: 400, code: 'invalid_option', message: /speed should be a number from 0.5 to 2/ },
-    { name: 'stream as a string', body: json({ text: 'Hi.', stream: 'no' }), type: 'application/json', status: 400, code: 'invalid_option', message: /stream should be true or false/ },
-    { name: 'an unknown transport', body: json({ text: 'Hi.', transport: 'carrier-pigeon' }), type: 'application/json', status: 400, code: 'invalid_option', message: /transport should be one of: binary/ },
-    { name: 'a stale request', body: json({ text: 'Hi.', request_timestamp: Date.now() / 1000 - 60 }), type: 'application/json', status: 408, code: 'request_stale', message: /over the 56 s limit/ },
+  const cases: {
+    name: string;
+    body: string | Buffer;
+    type?: string;
+    status: number;
+    code: string;
+    message: RegExp;
+  }[] = [
+    {
+      name: 'an unsupported content type',
+      body: 'x',
+      type: 'application/xml',
+      status: 415,
+      code: 'unsupported_media_type',
+      message: /application\/json.*text\/plain/,
+    },
+    {
+      name: 'no content type',
+      body: 'x',
+      type: undefined,
+      status: 415,
+      code: 'unsupported_media_type',
+      message: /Content-Type/,
+    },
+    {
+      name: 'broken JSON',
+      body: '{"text": ',
+      type: 'application/json',
+      status: 400,
+      code: 'invalid_json',
+      message: /not valid JSON/,
+    },
+    {
+      name: 'a JSON array',
+      body: '["Hello"]',
+      type: 'application/json',
+      status: 400,
+      code: 'bad_request',
+      message: /should be an object.*got an array/,
+    },
+    {
+      name: 'a JSON string',
+      body: '"Hello"',
+      type: 'application/json',
+      status: 400,
+      code: 'bad_request',
+      message: /should be an object.*got string/,
+    },
+    {
+      name: 'JSON null',
+      body: 'null',
+      type: 'application/json',
+      status: 400,
+      code: 'bad_request',
+      message: /got null/,
+    },
+    {
+      name: 'no text',
+      body: json({ voice: 'af_heart' }),
+      type: 'application/json',
+      status: 400,
+      code: 'bad_request',
+      message: /has no text/,
+    },
+    {
+      name: 'empty text',
+      body: json({ text: '' }),
+      type: 'application/json',
+      status: 400,
+      code: 'empty_text',
+      message: /text is empty/,
+    },
+    {
+      name: 'empty plain text',
+      body: '  ',
+      type: 'text/plain',
+      status: 400,
+      code: 'empty_text',
+      message: /text is empty/,
+    },
+    {
+      name: 'text over the limit',
+      body: json({ text: '😀'.repeat(4097) }),
+      type: 'application/json',
+      status: 413,
+      code: 'text_too_long',
+      message: /4097 characters, over the limit of 4096/,
+    },
+    {
+      name: 'a body over the size limit',
+      body: json({ text: 'a'.repeat(70_000) }),
+      type: 'application/json',
+      status: 413,
+      code: 'payload_too_large',
+      message: /65536-byte limit/,
+    },
+    {
+      name: 'an unknown voice',
+      body: json({ text: 'Hi.', voice: 'zz_top' }),
+      type: 'application/json',
+      status: 400,
+      code: 'voice_not_found',
+      message: /Unknown voice "zz_top"/,
+    },
+    {
+      name: 'speed out of range',
+      body: json({ text: 'Hi.', speed: 2.5 }),
+      type: 'application/json',
+      status: 400,
+      code: 'invalid_option',
+      message: /speed should be a number from 0.5 to 2/,
+    },
+    {
+      name: 'stream as a string',
+      body: json({ text: 'Hi.', stream: 'no' }),
+      type: 'application/json',
+      status: 400,
+      code: 'invalid_option',
+      message: /stream should be true or false/,
+    },
+    {
+      name: 'an unknown transport',
+      body: json({ text: 'Hi.', transport: 'carrier-pigeon' }),
+      type: 'application/json',
+      status: 400,
+      code: 'invalid_option',
+      message: /transport should be one of: binary/,
+    },
+    {
+      name: 'a stale request',
+      body: json({ text: 'Hi.', request_timestamp: Date.now() / 1000 - 60 }),
+      type: 'application/json',
+      status: 408,
+      code: 'request_stale',
+      message: /over the 56 s limit/,
+    },
   ];
   for (const c of cases) {
     it(`${c.name} → ${c.status} ${c.code}`, async () => {
@@ -169,7 +335,11 @@ describe('POST /invocations bad input: a clear 4xx before any audio', () => {
   }
 
   it('echoes request_id on errors', async () => {
-    const res = await post('/invocations', json({ text: 'Hi.', voice: 'nope_x', request_id: 'abc' }), 'application/json');
+    const res = await post(
+      '/invocations',
+      json({ text: 'Hi.', voice: 'nope_x', request_id: 'abc' }),
+      'application/json',
+    );
     expect(JSON.parse(res.body.toString())).toMatchObject({ request_id: 'abc' });
   });
 
@@ -185,7 +355,10 @@ describe('a client that goes away', () => {
     const long = Array.from({ length: 30 }, (_, i) => `Sentence ${i + 1} is here to take time.`).join(' ');
     const before = server.engine!.load().completed;
     await new Promise<void>((resolve, reject) => {
-      const req = httpRequest(`${server.http}/invocations`, { method: 'POST', headers: { 'content-type': 'text/plain' } });
+      const req = httpRequest(`${server.http}/invocations`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+      });
       req.on('response', (res) => {
         res.once('data', () => {
           req.destroy();

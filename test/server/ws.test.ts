@@ -90,31 +90,149 @@ describe('WS /invocations-bidirectional-stream', () => {
 
 describe('WS bad input: an error frame, and the session lives on', () => {
   const now = () => Date.now() / 1000;
-  const cases: { name: string; send: Buffer | string | Record<string, unknown>; binary?: boolean; code: string; message: RegExp; requestId?: string }[] = [
+  const cases: {
+    name: string;
+    send: Buffer | string | Record<string, unknown>;
+    binary?: boolean;
+    code: string;
+    message: RegExp;
+    requestId?: string;
+  }[] = [
     { name: 'broken JSON', send: '{"text": "unterminated', code: 'invalid_json', message: /not valid JSON/ },
-    { name: 'JSON that is not an object after {', send: '{}}', code: 'invalid_json', message: /not valid JSON/ },
-    { name: 'unknown type', send: { type: 'dance', request_id: 'u1' }, code: 'unknown_type', message: /Unknown message type "dance".*"synthesize".*"close"/, requestId: 'u1' },
-    { name: 'non-string type', send: { type: 7, text: 'x' }, code: 'unknown_type', message: /Unknown message type 7/ },
-    { name: 'invalid UTF-8 in a binary frame', send: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]), code: 'invalid_utf8', message: /not valid UTF-8/ },
-    { name: 'invalid UTF-8 in a text frame', send: Buffer.from([0x48, 0xc3, 0x28]), binary: false, code: 'invalid_utf8', message: /not valid UTF-8/ },
-    { name: 'missing text', send: { voice: 'af_heart', request_id: 'm1' }, code: 'bad_request', message: /has no text/, requestId: 'm1' },
-    { name: 'text of the wrong type', send: { text: 5, request_id: 't1' }, code: 'invalid_option', message: /text should be a string; got number 5/, requestId: 't1' },
+    {
+      name: 'JSON that is not an object after {',
+      send: '{}}',
+      code: 'invalid_json',
+      message: /not valid JSON/,
+    },
+    {
+      name: 'unknown type',
+      send: { type: 'dance', request_id: 'u1' },
+      code: 'unknown_type',
+      message: /Unknown message type "dance".*"synthesize".*"close"/,
+      requestId: 'u1',
+    },
+    {
+      name: 'non-string type',
+      send: { type: 7, text: 'x' },
+      code: 'unknown_type',
+      message: /Unknown message type 7/,
+    },
+    {
+      name: 'invalid UTF-8 in a binary frame',
+      send: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
+      code: 'invalid_utf8',
+      message: /not valid UTF-8/,
+    },
+    {
+      name: 'invalid UTF-8 in a text frame',
+      send: Buffer.from([0x48, 0xc3, 0x28]),
+      binary: false,
+      code: 'invalid_utf8',
+      message: /not valid UTF-8/,
+    },
+    {
+      name: 'missing text',
+      send: { voice: 'af_heart', request_id: 'm1' },
+      code: 'bad_request',
+      message: /has no text/,
+      requestId: 'm1',
+    },
+    {
+      name: 'text of the wrong type',
+      send: { text: 5, request_id: 't1' },
+      code: 'invalid_option',
+      message: /text should be a string; got number 5/,
+      requestId: 't1',
+    },
     { name: 'empty text', send: { text: '   ' }, code: 'empty_text', message: /text is empty/ },
     { name: 'whitespace-only plain text', send: '   \n ', code: 'empty_text', message: /text is empty/ },
-    { name: 'text over the limit', send: { text: 'a'.repeat(4097), request_id: 'long' }, code: 'text_too_long', message: /4097 characters, over the limit of 4096/, requestId: 'long' },
-    { name: 'unknown voice', send: { text: 'Hi.', voice: 'xx_nobody' }, code: 'voice_not_found', message: /Unknown voice "xx_nobody".*af_heart/ },
-    { name: 'voice in the wrong case', send: { text: 'Hi.', voice: 'AF_HEART' }, code: 'invalid_option', message: /not a voice id/ },
-    { name: 'path traversal as a voice', send: { text: 'Hi.', voice: '../../etc/passwd' }, code: 'invalid_option', message: /not a voice id/ },
-    { name: 'a voice whose language is not supported', send: { text: 'Hola.', voice: 'ef_dora' }, code: 'language_unsupported', message: /Spanish.*American English/ },
-    { name: 'a blend with a bad weight', send: { text: 'Hi.', voice: 'af_bella(0)+af_sky' }, code: 'invalid_option', message: /positive finite number/ },
-    { name: 'a blend of nine voices', send: { text: 'Hi.', voice: Array(9).fill('af_sky').join('+') }, code: 'invalid_option', message: /at most 8 voices/ },
-    { name: 'speed too low', send: { text: 'Hi.', speed: 0.3 }, code: 'invalid_option', message: /speed should be a number from 0.5 to 2; got number 0.3/ },
-    { name: 'speed as a string', send: { text: 'Hi.', speed: 'fast' }, code: 'invalid_option', message: /speed should be a number.*the string "fast"/ },
-    { name: 'unsupported format', send: { text: 'Hi.', format: 'ogg' }, code: 'invalid_option', message: /format should be one of: pcm, wav/ },
-    { name: 'unsupported sample rate', send: { text: 'Hi.', sample_rate: 16000 }, code: 'invalid_option', message: /sample_rate should be one of: 24000/ },
-    { name: 'stale request', send: { text: 'Hi.', request_timestamp: now() - 120, request_id: 'old' }, code: 'request_stale', message: /over the 56 s limit/, requestId: 'old' },
-    { name: 'stale request in milliseconds', send: { text: 'Hi.', request_timestamp: Date.now() - 120_000 }, code: 'request_stale', message: /over the 56 s limit/ },
-    { name: 'timestamp of the wrong type', send: { text: 'Hi.', request_timestamp: 'yesterday' }, code: 'invalid_option', message: /request_timestamp should be epoch seconds/ },
+    {
+      name: 'text over the limit',
+      send: { text: 'a'.repeat(4097), request_id: 'long' },
+      code: 'text_too_long',
+      message: /4097 characters, over the limit of 4096/,
+      requestId: 'long',
+    },
+    {
+      name: 'unknown voice',
+      send: { text: 'Hi.', voice: 'xx_nobody' },
+      code: 'voice_not_found',
+      message: /Unknown voice "xx_nobody".*af_heart/,
+    },
+    {
+      name: 'voice in the wrong case',
+      send: { text: 'Hi.', voice: 'AF_HEART' },
+      code: 'invalid_option',
+      message: /not a voice id/,
+    },
+    {
+      name: 'path traversal as a voice',
+      send: { text: 'Hi.', voice: '../../etc/passwd' },
+      code: 'invalid_option',
+      message: /not a voice id/,
+    },
+    {
+      name: 'a voice whose language is not supported',
+      send: { text: 'Hola.', voice: 'ef_dora' },
+      code: 'language_unsupported',
+      message: /Spanish.*American English/,
+    },
+    {
+      name: 'a blend with a bad weight',
+      send: { text: 'Hi.', voice: 'af_bella(0)+af_sky' },
+      code: 'invalid_option',
+      message: /positive finite number/,
+    },
+    {
+      name: 'a blend of nine voices',
+      send: { text: 'Hi.', voice: Array(9).fill('af_sky').join('+') },
+      code: 'invalid_option',
+      message: /at most 8 voices/,
+    },
+    {
+      name: 'speed too low',
+      send: { text: 'Hi.', speed: 0.3 },
+      code: 'invalid_option',
+      message: /speed should be a number from 0.5 to 2; got number 0.3/,
+    },
+    {
+      name: 'speed as a string',
+      send: { text: 'Hi.', speed: 'fast' },
+      code: 'invalid_option',
+      message: /speed should be a number.*the string "fast"/,
+    },
+    {
+      name: 'unsupported format',
+      send: { text: 'Hi.', format: 'ogg' },
+      code: 'invalid_option',
+      message: /format should be one of: pcm, wav/,
+    },
+    {
+      name: 'unsupported sample rate',
+      send: { text: 'Hi.', sample_rate: 16000 },
+      code: 'invalid_option',
+      message: /sample_rate should be one of: 24000/,
+    },
+    {
+      name: 'stale request',
+      send: { text: 'Hi.', request_timestamp: now() - 120, request_id: 'old' },
+      code: 'request_stale',
+      message: /over the 56 s limit/,
+      requestId: 'old',
+    },
+    {
+      name: 'stale request in milliseconds',
+      send: { text: 'Hi.', request_timestamp: Date.now() - 120_000 },
+      code: 'request_stale',
+      message: /over the 56 s limit/,
+    },
+    {
+      name: 'timestamp of the wrong type',
+      send: { text: 'Hi.', request_timestamp: 'yesterday' },
+      code: 'invalid_option',
+      message: /request_timestamp should be epoch seconds/,
+    },
   ];
 
   for (const c of cases) {
@@ -154,7 +272,10 @@ describe('WS bad input: an error frame, and the session lives on', () => {
   it('gives busy errors past the pending cap and keeps every accepted message in order', async () => {
     const client = await TestClient.open(server.ws);
     for (let i = 0; i < 14; i++) client.send({ text: `Message number ${i}.`, request_id: `q${i}` });
-    await client.until((c) => c.controls('synthesis_complete').length + c.controls('error').length >= 14, 'all answers');
+    await client.until(
+      (c) => c.controls('synthesis_complete').length + c.controls('error').length >= 14,
+      'all answers',
+    );
     const busy = client.controls('error');
     expect(busy.length).toBeGreaterThan(0);
     for (const b of busy) expect(b).toMatchObject({ code: 'busy' });

@@ -12,7 +12,8 @@ describe('floatToPcm16', () => {
     [NaN, 0],
   ]);
   for (const [input, expected] of cases) {
-    it(`${input} → ${expected}`, () => expect(floatToPcm16(Float32Array.of(input)).readInt16LE(0)).toBe(expected));
+    it(`${input} → ${expected}`, () =>
+      expect(floatToPcm16(Float32Array.of(input)).readInt16LE(0)).toBe(expected));
   }
   it('writes two bytes per sample, little-endian', () => {
     const b = floatToPcm16(Float32Array.of(0, 1, -1));

@@ -22,9 +22,19 @@ describe('planProviders (execution provider selection)', () => {
 });
 
 describe('readContract', () => {
-  const t = (name: string, type: string) => ({ name, isTensor: true as const, type: type as 'int64', shape: [] });
+  const t = (name: string, type: string) => ({
+    name,
+    isTensor: true as const,
+    type: type as 'int64',
+    shape: [],
+  });
   it('reads the onnx-community naming', () => {
-    expect(readContract([t('input_ids', 'int64'), t('style', 'float32'), t('speed', 'float32')], [t('waveform', 'float32')])).toEqual({
+    expect(
+      readContract(
+        [t('input_ids', 'int64'), t('style', 'float32'), t('speed', 'float32')],
+        [t('waveform', 'float32')],
+      ),
+    ).toEqual({
       ids: 'input_ids',
       style: 'style',
       speed: 'speed',
@@ -34,7 +44,12 @@ describe('readContract', () => {
   });
 
   it('reads the kokoro-onnx naming with an int32 speed', () => {
-    expect(readContract([t('tokens', 'int64'), t('style', 'float32'), t('speed', 'int32')], [t('audio', 'float32')])).toMatchObject({
+    expect(
+      readContract(
+        [t('tokens', 'int64'), t('style', 'float32'), t('speed', 'int32')],
+        [t('audio', 'float32')],
+      ),
+    ).toMatchObject({
       ids: 'tokens',
       speedType: 'int32',
       output: 'audio',
@@ -42,13 +57,23 @@ describe('readContract', () => {
   });
 
   it('refuses other models, naming what they declare', () => {
-    expect(() => readContract([t('pixel_values', 'float32')], [t('logits', 'float32')])).toThrow(ModelContractError);
-    expect(() => readContract([t('pixel_values', 'float32')], [t('logits', 'float32')])).toThrow(/declares inputs \[pixel_values\]/);
+    expect(() => readContract([t('pixel_values', 'float32')], [t('logits', 'float32')])).toThrow(
+      ModelContractError,
+    );
+    expect(() => readContract([t('pixel_values', 'float32')], [t('logits', 'float32')])).toThrow(
+      /declares inputs \[pixel_values\]/,
+    );
     expect(() =>
-      readContract([t('input_ids', 'int32'), t('style', 'float32'), t('speed', 'float32')], [t('waveform', 'float32')]),
+      readContract(
+        [t('input_ids', 'int32'), t('style', 'float32'), t('speed', 'float32')],
+        [t('waveform', 'float32')],
+      ),
     ).toThrow(/input_ids should be int64/);
     expect(() =>
-      readContract([t('input_ids', 'int64'), t('style', 'float32'), t('speed', 'float64')], [t('waveform', 'float32')]),
+      readContract(
+        [t('input_ids', 'int64'), t('style', 'float32'), t('speed', 'float64')],
+        [t('waveform', 'float32')],
+      ),
     ).toThrow(/speed should be float32 or int32/);
   });
 });

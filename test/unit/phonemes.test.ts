@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { adjustEspeakPhonemes, isSupportedLanguage, phonemize, splitOnPunctuation } from '../../model/phonemes.ts';
+import {
+  adjustEspeakPhonemes,
+  isSupportedLanguage,
+  phonemize,
+  splitOnPunctuation,
+} from '../../model/phonemes.ts';
 import { KOKORO_VOCAB } from '../../model/tokens.ts';
 
 describe('splitOnPunctuation', () => {

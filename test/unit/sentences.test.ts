@@ -60,7 +60,7 @@ describe('SentenceChunker', () => {
 
   it('gives the same sentences for random fragment sizes', () => {
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (const text of texts) {
       const chunker = new SentenceChunker({ maxChars: 120 });
       const got: string[] = [];

@@ -17,9 +17,27 @@ import {
 describe('parseVoiceSpec', () => {
   const good = new Map<string, [string, number][]>([
     ['af_heart', [['af_heart', 1]]],
-    ['af_bella+af_sky', [['af_bella', 0.5], ['af_sky', 0.5]]],
-    ['af_bella(2)+af_sky(1)', [['af_bella', 2 / 3], ['af_sky', 1 / 3]]],
-    [' af_bella(0.25) + af_sky(0.75) ', [['af_bella', 0.25], ['af_sky', 0.75]]],
+    [
+      'af_bella+af_sky',
+      [
+        ['af_bella', 0.5],
+        ['af_sky', 0.5],
+      ],
+    ],
+    [
+      'af_bella(2)+af_sky(1)',
+      [
+        ['af_bella', 2 / 3],
+        ['af_sky', 1 / 3],
+      ],
+    ],
+    [
+      ' af_bella(0.25) + af_sky(0.75) ',
+      [
+        ['af_bella', 0.25],
+        ['af_sky', 0.75],
+      ],
+    ],
     ['af_sky+af_sky', [['af_sky', 1]]],
   ]);
   for (const [spec, expected] of good) {
@@ -52,7 +70,8 @@ describe('parseVoiceSpec', () => {
 });
 
 describe('voice tables', () => {
-  const table = (fill: (i: number) => number) => Float32Array.from({ length: VOICE_ROWS * STYLE_DIM }, (_, i) => fill(i));
+  const table = (fill: (i: number) => number) =>
+    Float32Array.from({ length: VOICE_ROWS * STYLE_DIM }, (_, i) => fill(i));
 
   it('picks style row min(max(n, 0), 509)', () => {
     const t = table((i) => Math.floor(i / STYLE_DIM));
@@ -79,7 +98,9 @@ describe('voice tables', () => {
     const bytes = Buffer.alloc(VOICE_FILE_BYTES);
     bytes.writeFloatLE(1.5, 4);
     expect(voiceTableFromBytes(bytes, 'x')[1]).toBe(1.5);
-    expect(() => voiceTableFromBytes(Buffer.alloc(10), 'short.bin')).toThrow(/short.bin has 10 bytes; expected 522240/);
+    expect(() => voiceTableFromBytes(Buffer.alloc(10), 'short.bin')).toThrow(
+      /short.bin has 10 bytes; expected 522240/,
+    );
   });
 });
 
