@@ -36,6 +36,8 @@ export interface AudioChunk {
   readonly phonemeCount: number;
   /** The model's own run time for this chunk. */
   readonly inferenceMs: number;
+  /** Normalization and phonemization time of the sentence, on its first chunk. */
+  readonly frontEndMs?: number;
 }
 
 export interface EngineInfo {

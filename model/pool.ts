@@ -21,6 +21,8 @@ export interface PieceResult {
   readonly samples: Float32Array;
   readonly phonemeCount: number;
   readonly inferenceMs: number;
+  /** Text front end time for the sentence, on its first piece. */
+  readonly frontEndMs?: number;
 }
 
 export interface PoolInfo {
@@ -229,6 +231,7 @@ export class WorkerPool {
           samples: message.samples,
           phonemeCount: message.phonemeCount,
           inferenceMs: message.inferenceMs,
+          ...(message.frontEndMs !== undefined ? { frontEndMs: message.frontEndMs } : {}),
         });
         break;
       case 'end':

@@ -41,6 +41,8 @@ export type FromWorker =
       readonly samples: Float32Array;
       readonly phonemeCount: number;
       readonly inferenceMs: number;
+      /** Normalization and phonemization of the whole sentence; set on its first chunk only. */
+      readonly frontEndMs?: number;
     }
   | { readonly type: 'end'; readonly id: number; readonly frontEndMs: number; readonly pieces: number }
   | { readonly type: 'error'; readonly id: number; readonly message: string };

@@ -34,14 +34,22 @@ async function runJob(job: SentenceJob): Promise<void> {
   const pieces = await frontEnd(job.text, job.lang);
   const frontEndMs = performance.now() - t0;
   const table = await voices.get(job.voice);
-  for (const piece of pieces) {
+  for (const [i, piece] of pieces.entries()) {
     const ids = phonemesToIds(piece);
     const started = performance.now();
     const samples = await session.run(padIds(ids), styleRow(table, ids.length), job.speed);
     const inferenceMs = performance.now() - started;
-    post({ type: 'chunk', id: job.id, samples, phonemeCount: ids.length, inferenceMs }, [
-      samples.buffer as ArrayBuffer,
-    ]);
+    post(
+      {
+        type: 'chunk',
+        id: job.id,
+        samples,
+        phonemeCount: ids.length,
+        inferenceMs,
+        ...(i === 0 ? { frontEndMs } : {}),
+      },
+      [samples.buffer as ArrayBuffer],
+    );
   }
   post({ type: 'end', id: job.id, frontEndMs, pieces: pieces.length });
 }

@@ -78,7 +78,7 @@ export class Session implements Drainable {
   readonly #socket: WebSocket;
   readonly #deps: SessionDeps;
   readonly #log: FastifyBaseLogger;
-  readonly #queue: Buffer[] = [];
+  readonly #queue: { data: Buffer; receivedAt: number }[] = [];
   #running = false;
   /** `{"type":"close"}` was handled: nothing more is read. */
   #closeRequested = false;
@@ -140,7 +140,7 @@ export class Session implements Drainable {
       return;
     }
     this.#overflow = 0;
-    this.#queue.push(data);
+    this.#queue.push({ data, receivedAt: performance.now() });
     if (!this.#running) void this.#pump();
   }
 
@@ -148,7 +148,8 @@ export class Session implements Drainable {
     this.#running = true;
     try {
       while (this.#queue.length > 0 && !this.#gone) {
-        await this.#handle(this.#queue.shift()!);
+        const next = this.#queue.shift()!;
+        await this.#handle(next.data, next.receivedAt);
         if (this.#closeRequested) {
           this.#queue.length = 0;
           this.#close(1000, 'closed by client request');
@@ -161,7 +162,7 @@ export class Session implements Drainable {
     }
   }
 
-  async #handle(data: Buffer): Promise<void> {
+  async #handle(data: Buffer, receivedAt: number): Promise<void> {
     let requestId: string | undefined;
     try {
       const message = parseMessage(data);
@@ -175,7 +176,7 @@ export class Session implements Drainable {
       const engine = this.#deps.lifecycle.requireEngine();
       const options = parseOptions(message.fields, { route: 'ws', config: this.#deps.config, engine });
       requestId = options.requestId;
-      await this.#synthesize(engine, options);
+      await this.#synthesize(engine, options, receivedAt);
     } catch (err) {
       await this.#sendError(err, requestId);
     }
@@ -184,10 +185,11 @@ export class Session implements Drainable {
   async #synthesize(
     engine: ReturnType<Lifecycle['requireEngine']>,
     options: ReturnType<typeof parseOptions>,
+    receivedAt: number,
   ): Promise<void> {
     const controller = new AbortController();
     this.#current = controller;
-    const stats = new RunStats();
+    const stats = new RunStats(receivedAt);
     try {
       await this.#send(JSON.stringify({ type: 'synthesis_start', request_id: options.requestId }), false);
       for await (const bytes of encodedAudio(engine, options, stats, controller.signal)) {
@@ -204,6 +206,8 @@ export class Session implements Drainable {
           elapsed_s: summary.elapsedMs! / 1000,
           time_to_first_audio_s: summary.ttfaMs! / 1000,
           inference_s: summary.inferenceMs! / 1000,
+          first_chunk_inference_s: summary.firstInferenceMs! / 1000,
+          first_chunk_frontend_s: summary.firstFrontEndMs! / 1000,
           chunks: summary.chunks,
         }),
         false,

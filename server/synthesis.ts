@@ -11,7 +11,8 @@ import { TtsError, ttsError } from './errors.ts';
 import type { SynthesisOptions } from './options.ts';
 
 export class RunStats {
-  readonly startedAt = performance.now();
+  /** When the request arrived (performance.now()); time to first audio counts from here. */
+  readonly startedAt: number;
   samples = 0;
   chunks = 0;
   /** Milliseconds from the start of synthesis to the first encoded audio. */
@@ -20,6 +21,12 @@ export class RunStats {
   inferenceMs = 0;
   /** The model's run time for the first chunk alone. */
   firstInferenceMs: number | undefined;
+  /** Text front end (normalize + phonemize) time of the first sentence. */
+  firstFrontEndMs: number | undefined;
+
+  constructor(startedAt: number = performance.now()) {
+    this.startedAt = startedAt;
+  }
 
   get audioSeconds(): number {
     return this.samples / SAMPLE_RATE;
@@ -39,6 +46,8 @@ export class RunStats {
       inferenceMs: round(this.inferenceMs, 1),
       rtf: this.audioSeconds > 0 ? round(elapsedMs / 1000 / this.audioSeconds, 3) : 0,
       chunks: this.chunks,
+      firstInferenceMs: round(this.firstInferenceMs ?? 0, 2),
+      firstFrontEndMs: round(this.firstFrontEndMs ?? 0, 2),
     };
   }
 }
@@ -94,11 +103,14 @@ export async function* encodedAudio(
       stats.samples += chunk.samples.length;
       stats.chunks++;
       stats.inferenceMs += chunk.inferenceMs;
-      if (stats.firstAudioMs === undefined) {
-        stats.firstAudioMs = performance.now() - stats.startedAt;
+      const first = stats.firstAudioMs === undefined;
+      if (first) {
         stats.firstInferenceMs = chunk.inferenceMs;
+        stats.firstFrontEndMs = chunk.frontEndMs;
       }
       yield bytes;
+      // Set after the consumer has taken the bytes (and sent them): "first audio left".
+      if (first) stats.firstAudioMs = performance.now() - stats.startedAt;
     }
   } catch (err) {
     throw toTtsError(err);
