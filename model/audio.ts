@@ -5,14 +5,15 @@ import { SAMPLE_RATE } from './facts.ts';
 
 /** Converts float samples in [-1, 1] to little-endian 16-bit PCM, clipping anything outside. */
 export function floatToPcm16(samples: Float32Array): Buffer {
-  const out = Buffer.allocUnsafe(samples.length * 2);
+  const pcm = new Int16Array(samples.length);
   for (let i = 0; i < samples.length; i++) {
     const s = samples[i]!;
     // NaN becomes silence rather than a full-scale click.
     const clipped = s > 1 ? 1 : s < -1 ? -1 : s === s ? s : 0;
-    out.writeInt16LE(clipped < 0 ? Math.round(clipped * 0x8000) : Math.round(clipped * 0x7fff), i * 2);
+    pcm[i] = clipped < 0 ? Math.round(clipped * 0x8000) : Math.round(clipped * 0x7fff);
   }
-  return out;
+  // Int16Array is little-endian on every platform Node supports for this server (x64, arm64).
+  return Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
 }
 
 export const WAV_HEADER_BYTES = 44;
