@@ -3,16 +3,29 @@
  */
 import { SAMPLE_RATE } from './facts.ts';
 
-/** Converts float samples in [-1, 1] to little-endian 16-bit PCM, clipping anything outside. */
-export function floatToPcm16(samples: Float32Array): Buffer {
-  const pcm = new Int16Array(samples.length);
-  for (let i = 0; i < samples.length; i++) {
-    const s = samples[i]!;
-    // NaN becomes silence rather than a full-scale click.
-    const clipped = s > 1 ? 1 : s < -1 ? -1 : s === s ? s : 0;
-    pcm[i] = clipped < 0 ? Math.round(clipped * 0x8000) : Math.round(clipped * 0x7fff);
+/**
+ * Converts float samples in [-1, 1] to 16-bit PCM, clipping anything outside and rounding to the
+ * nearest step (halves up). NaN becomes silence rather than a full-scale click. Runs in the
+ * inference worker.
+ */
+export function floatToPcm16(samples: Float32Array): Int16Array {
+  const n = samples.length;
+  const pcm = new Int16Array(n);
+  for (let i = 0; i < n; i++) {
+    // Offset into 0..65535 so that `| 0` (truncation) rounds to nearest; integer math keeps this
+    // loop at a few tenths of a millisecond per sentence.
+    let y = samples[i]! * 32767 + 32768.5;
+    if (!(y > 0))
+      y = y <= 0 ? 0 : 32768; // below range, or NaN → silence
+    else if (y > 65535) y = 65535;
+    pcm[i] = (y | 0) - 32768;
   }
-  // Int16Array is little-endian on every platform Node supports for this server (x64, arm64).
+  return pcm;
+}
+
+/** The little-endian bytes of PCM16 samples, without copying. */
+export function pcmBytes(pcm: Int16Array): Buffer {
+  // Int16Array is little-endian on every platform this server supports (x64, arm64).
   return Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
 }
 
@@ -66,8 +79,8 @@ export class AudioEncoder {
     return FORMATS[this.format](this.sampleRate);
   }
 
-  encode(samples: Float32Array): Buffer {
-    const pcm = floatToPcm16(samples);
+  encode(samples: Int16Array): Buffer {
+    const pcm = pcmBytes(samples);
     if (this.format === 'wav' && !this.#started) {
       this.#started = true;
       return Buffer.concat([wavHeader(undefined, this.sampleRate), pcm]);
@@ -77,8 +90,8 @@ export class AudioEncoder {
   }
 
   /** A whole file from all of a request's samples (non-streaming answers: real WAV sizes). */
-  encodeComplete(chunks: readonly Float32Array[]): Buffer {
-    const pcm = Buffer.concat(chunks.map(floatToPcm16));
+  encodeComplete(chunks: readonly Int16Array[]): Buffer {
+    const pcm = Buffer.concat(chunks.map(pcmBytes));
     return this.format === 'wav' ? Buffer.concat([wavHeader(pcm.length, this.sampleRate), pcm]) : pcm;
   }
 }

@@ -30,7 +30,8 @@ export interface SynthesisRequest {
 }
 
 export interface AudioChunk {
-  readonly samples: Float32Array;
+  /** Mono PCM16 at 24 kHz. */
+  readonly samples: Int16Array;
   /** Index of the sentence this audio belongs to. */
   readonly sentence: number;
   readonly phonemeCount: number;

@@ -172,7 +172,7 @@ export class KokoroSession {
     const result = await this.#session.run(feeds);
     const out = result[c.output]!;
     const data = out.data as Float32Array;
-    // Copy out of ORT's buffer so the tensor can be released and the samples transferred.
+    // Copy out of ORT's buffer so the tensor can be released.
     const samples = new Float32Array(data);
     out.dispose();
     return samples;

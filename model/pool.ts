@@ -18,7 +18,8 @@ export interface SentenceRequest {
 }
 
 export interface PieceResult {
-  readonly samples: Float32Array;
+  /** Mono PCM16 at 24 kHz. */
+  readonly samples: Int16Array;
   readonly phonemeCount: number;
   readonly inferenceMs: number;
   /** Text front end time for the sentence, on its first piece. */

@@ -38,7 +38,8 @@ export type FromWorker =
   | {
       readonly type: 'chunk';
       readonly id: number;
-      readonly samples: Float32Array;
+      /** PCM16: converted in the worker, so the main thread only moves bytes. */
+      readonly samples: Int16Array;
       readonly phonemeCount: number;
       readonly inferenceMs: number;
       /** Normalization and phonemization of the whole sentence; set on its first chunk only. */

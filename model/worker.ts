@@ -4,6 +4,7 @@
  * It handles one sentence at a time: normalize → phonemize → ids (split at 510) → ONNX → samples.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { floatToPcm16 } from './audio.ts';
 import { normalizeText } from './normalize.ts';
 import { KokoroSession } from './onnx.ts';
 import { phonemize, warmUpPhonemizer } from './phonemes.ts';
@@ -37,8 +38,9 @@ async function runJob(job: SentenceJob): Promise<void> {
   for (const [i, piece] of pieces.entries()) {
     const ids = phonemesToIds(piece);
     const started = performance.now();
-    const samples = await session.run(padIds(ids), styleRow(table, ids.length), job.speed);
+    const waveform = await session.run(padIds(ids), styleRow(table, ids.length), job.speed);
     const inferenceMs = performance.now() - started;
+    const samples = floatToPcm16(waveform);
     post(
       {
         type: 'chunk',

@@ -12,6 +12,9 @@ import type { Drainable, Lifecycle } from './lifecycle.ts';
 import { parseOptions, peekRequestId } from './options.ts';
 import { RunStats, encodedAudio } from './synthesis.ts';
 
+/** Above this many unsent bytes, sending waits for the socket to drain. */
+const SEND_HIGH_WATER_BYTES = 1024 * 1024;
+
 /** A session that keeps flooding this many times past its cap is closed with 1008. */
 const FLOOD_FACTOR = 4;
 
@@ -226,10 +229,19 @@ export class Session implements Drainable {
     await this.#send(JSON.stringify(body), false);
   }
 
-  /** Sends and waits until the frame is handed to the OS: backpressure for slow readers. */
+  /**
+   * Sends a frame. Frames keep their order inside ws, so there is nothing to wait for unless the
+   * client reads slower than we synthesize: then wait until ws has flushed this frame
+   * (backpressure), so a slow reader cannot make the server buffer without bound.
+   */
   #send(data: Buffer | string, binary: boolean): Promise<void> {
-    if (this.#gone || this.#socket.readyState !== this.#socket.OPEN) return Promise.resolve();
-    return new Promise((resolve) => this.#socket.send(data, { binary }, () => resolve()));
+    const socket = this.#socket;
+    if (this.#gone || socket.readyState !== socket.OPEN) return Promise.resolve();
+    if (socket.bufferedAmount < SEND_HIGH_WATER_BYTES) {
+      socket.send(data, { binary });
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => socket.send(data, { binary }, () => resolve()));
   }
 
   #close(code: number, reason: string): void {

@@ -116,7 +116,7 @@ export async function* encodedAudio(
     throw toTtsError(err);
   }
   if (stats.chunks === 0) {
-    const empty = encoder.encode(new Float32Array(0));
+    const empty = encoder.encode(new Int16Array(0));
     if (empty.length > 0) yield empty;
   }
 }

@@ -1,22 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { AudioEncoder, WAV_HEADER_BYTES, floatToPcm16, wavHeader } from '../../model/audio.ts';
+import { AudioEncoder, WAV_HEADER_BYTES, floatToPcm16, pcmBytes, wavHeader } from '../../model/audio.ts';
 
 describe('floatToPcm16', () => {
   const cases = new Map<number, number>([
     [0, 0],
     [1, 32767],
-    [-1, -32768],
+    [-1, -32767],
+    [-0.5, -16383],
+    [0.25, 8192],
     [0.5, 16384],
     [2, 32767], // clipped
     [-3, -32768], // clipped
     [NaN, 0],
   ]);
   for (const [input, expected] of cases) {
-    it(`${input} → ${expected}`, () =>
-      expect(floatToPcm16(Float32Array.of(input)).readInt16LE(0)).toBe(expected));
+    it(`${input} → ${expected}`, () => expect(floatToPcm16(Float32Array.of(input))[0]).toBe(expected));
   }
   it('writes two bytes per sample, little-endian', () => {
-    const b = floatToPcm16(Float32Array.of(0, 1, -1));
+    const b = pcmBytes(floatToPcm16(Float32Array.of(0, 1, -1)));
     expect(b.length).toBe(6);
     expect([...b.subarray(2, 4)]).toEqual([0xff, 0x7f]);
   });
@@ -26,7 +27,7 @@ describe('WAV', () => {
   it('has real sizes when the length is known: 44 + 2n bytes', () => {
     const n = 1000;
     const enc = new AudioEncoder('wav');
-    const file = enc.encodeComplete([new Float32Array(n / 2), new Float32Array(n / 2)]);
+    const file = enc.encodeComplete([new Int16Array(n / 2), new Int16Array(n / 2)]);
     expect(file.length).toBe(WAV_HEADER_BYTES + 2 * n);
     expect(file.toString('ascii', 0, 4)).toBe('RIFF');
     expect(file.readUInt32LE(4)).toBe(36 + 2 * n);
@@ -39,8 +40,8 @@ describe('WAV', () => {
 
   it('streams with placeholder sizes and the header only in front of the first chunk', () => {
     const enc = new AudioEncoder('wav');
-    const first = enc.encode(new Float32Array(10));
-    const second = enc.encode(new Float32Array(10));
+    const first = enc.encode(new Int16Array(10));
+    const second = enc.encode(new Int16Array(10));
     expect(first.length).toBe(44 + 20);
     expect(first.readUInt32LE(4)).toBe(0xffffffff);
     expect(first.readUInt32LE(40)).toBe(0xffffffff);
@@ -50,7 +51,7 @@ describe('WAV', () => {
 
   it('pcm has no header and names its rate', () => {
     const enc = new AudioEncoder('pcm');
-    expect(enc.encode(new Float32Array(3)).length).toBe(6);
+    expect(enc.encode(new Int16Array(3)).length).toBe(6);
     expect(enc.contentType).toBe('audio/pcm;rate=24000;encoding=s16le;channels=1');
   });
 });

@@ -1,0 +1,70 @@
+/**
+ * Starts the server as its own process (exactly as `npm start` does) on a free loopback port, for
+ * benchmarks and load scripts, and stops it again.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface ServerProcess {
+  readonly http: string;
+  readonly ws: string;
+  readonly child: ChildProcess;
+  /** Everything the server printed (JSON log lines). */
+  readonly output: string[];
+  stop(): Promise<number | null>;
+}
+
+/** A port the OS says is free right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const address = s.address();
+      s.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Spawns the server and waits until GET /ping answers 200. */
+export async function startServerProcess(env: Record<string, string>, timeoutMs = 120_000): Promise<ServerProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const collect = (chunk: Buffer) => output.push(...chunk.toString().split('\n').filter(Boolean));
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const http = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${output.slice(-20).join('\n')}`);
+    try {
+      if ((await fetch(`${http}/ping`)).status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`server not ready after ${timeoutMs} ms:\n${output.slice(-20).join('\n')}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return {
+    http,
+    ws: `ws://127.0.0.1:${port}/invocations-bidirectional-stream`,
+    child,
+    output,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
