@@ -288,3 +288,24 @@ describe('WS bad input: an error frame, and the session lives on', () => {
     client.close();
   });
 });
+
+describe('a WS client that goes away', () => {
+  it('stops the work done for it, queued messages included', async () => {
+    const client = await TestClient.open(server.ws);
+    const before = server.engine!.load().completed;
+    const long = Array.from({ length: 30 }, (_, i) => `Sentence ${i + 1} is here to take time.`).join(' ');
+    client.send({ text: long });
+    client.send({ text: long });
+    await client.until((c) => c.frames.some((f) => f.kind === 'audio'), 'first audio');
+    client.socket.terminate();
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const load = server.engine!.load();
+      if (load.busy === 0 && load.queued === 0) break;
+      if (Date.now() > deadline) throw new Error(`still busy: ${JSON.stringify(load)}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // 60 sentences were asked for; only those in flight at the disconnect were finished.
+    expect(server.engine!.load().completed - before).toBeLessThan(5);
+  });
+});

@@ -1,0 +1,148 @@
+/**
+ * The engine end to end through onnxruntime-node, on stand-in models of both export layouts,
+ * and its startup errors.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createEngine, type EngineOptions } from '../../model/engine.ts';
+import { ModelDirError } from '../../model/modeldir.ts';
+import { parseConfig } from '../../server/config.ts';
+import { parseOptions } from '../../server/options.ts';
+import { writeStandinModelDir } from '../../scripts/make-standin-model.ts';
+import { STANDIN_MODEL_DIR } from './harness.ts';
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'kokoro-engine-'));
+  dirs.push(dir);
+  return dir;
+}
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const base: EngineOptions = {
+  modelDir: STANDIN_MODEL_DIR,
+  dtype: 'fp32',
+  device: 'cpu',
+  workers: 1,
+  intraOpThreads: 1,
+  maxQueuedJobs: 16,
+  defaultVoice: 'af_heart',
+  logSeverity: 3,
+};
+
+async function collect(engine: Awaited<ReturnType<typeof createEngine>>, text: string, speed = 1) {
+  const chunks = [];
+  for await (const c of engine.stream({ text, voice: engine.voices.resolve('af_heart'), speed }))
+    chunks.push(c);
+  return chunks;
+}
+
+describe('createEngine', () => {
+  it('runs the onnx-community layout: one chunk per sentence, in order', async () => {
+    const engine = await createEngine(base);
+    try {
+      expect(engine.info).toMatchObject({ provider: 'cpu', layout: 'onnx-community', workers: 1 });
+      expect(engine.info.contract).toMatchObject({
+        ids: 'input_ids',
+        output: 'waveform',
+        speedType: 'float32',
+      });
+      const chunks = await collect(engine, 'One sentence here. And a second one! A third?');
+      expect(chunks.map((c) => c.sentence)).toEqual([0, 1, 2]);
+      for (const c of chunks) {
+        expect(c.samples.length).toBeGreaterThan(0);
+        expect(c.inferenceMs).toBeGreaterThan(0);
+      }
+      expect(chunks[0]!.frontEndMs).toBeGreaterThan(0);
+    } finally {
+      await engine.dispose();
+    }
+  });
+
+  it('splits a sentence longer than 510 phoneme ids into several inferences without losing any', async () => {
+    const engine = await createEngine(base);
+    try {
+      // A short sentence that normalization turns into well over 510 phonemes: numbers in words.
+      const text = `Codes ${Array.from({ length: 16 }, () => '987654321').join(', ')} end.`;
+      const chunks = await collect(engine, text);
+      expect(new Set(chunks.map((c) => c.sentence)).size).toBe(1);
+      expect(chunks.length).toBeGreaterThanOrEqual(2);
+      for (const c of chunks) expect(c.phonemeCount).toBeLessThanOrEqual(510);
+      const total = chunks.reduce((n, c) => n + c.phonemeCount, 0);
+      expect(total).toBeGreaterThan(510);
+    } finally {
+      await engine.dispose();
+    }
+  });
+
+  it('runs the kokoro-onnx single-file export with an int32 speed input', async () => {
+    const dir = tempDir();
+    await writeStandinModelDir(dir, {
+      layout: 'kokoro-onnx',
+      speedType: 'int32',
+      voices: ['af_heart'],
+      log: () => {},
+    });
+    const engine = await createEngine({ ...base, modelDir: dir });
+    try {
+      expect(engine.info.layout).toBe('single-file');
+      expect(engine.info.contract).toEqual({
+        ids: 'tokens',
+        style: 'style',
+        speed: 'speed',
+        speedType: 'int32',
+        output: 'audio',
+      });
+      const [one] = await collect(engine, 'Integer speeds only.', 1);
+      const [two] = await collect(engine, 'Integer speeds only.', 2);
+      expect(two!.samples.length).toBeLessThan(one!.samples.length);
+      // Fractional speeds would be truncated by this export: they are refused up front.
+      const config = parseConfig({});
+      expect(() => parseOptions({ text: 'Hi.', speed: 1.5 }, { route: 'ws', config, engine })).toThrow(
+        /whole-number speeds only/,
+      );
+    } finally {
+      await engine.dispose();
+    }
+  });
+
+  it('says what to do when the model directory does not exist', async () => {
+    await expect(createEngine({ ...base, modelDir: '/nonexistent/kokoro' })).rejects.toThrow(ModelDirError);
+    await expect(createEngine({ ...base, modelDir: '/nonexistent/kokoro' })).rejects.toThrow(
+      /\/nonexistent\/kokoro does not exist.*npm run fetch-model/,
+    );
+  });
+
+  it('names the missing dtype file and the dtypes that are present', async () => {
+    await expect(createEngine({ ...base, dtype: 'q8' })).rejects.toThrow(
+      /KOKORO_DTYPE=q8 needs .*model_quantized\.onnx, which is missing.*set KOKORO_DTYPE to one of: fp32/,
+    );
+  });
+
+  it('fails clearly on a corrupt model file', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'onnx'));
+    writeFileSync(join(dir, 'onnx', 'model.onnx'), Buffer.alloc(4096, 0x5a));
+    await expect(createEngine({ ...base, modelDir: dir })).rejects.toThrow(
+      /Could not load the model .*model\.onnx/,
+    );
+  });
+
+  it('fails clearly when KOKORO_DEVICE=cuda and CUDA is not installed', async () => {
+    await expect(createEngine({ ...base, device: 'cuda' })).rejects.toThrow(
+      /KOKORO_DEVICE=cuda but .*ONNXRUNTIME_NODE_INSTALL=cuda12/,
+    );
+  });
+
+  it('falls back to CPU under auto and says why', async () => {
+    const engine = await createEngine({ ...base, device: 'auto' });
+    try {
+      expect(engine.info.provider).toBe('cpu');
+      expect(engine.info.fallbackReason).toMatch(/libonnxruntime_providers_cuda\.so/);
+    } finally {
+      await engine.dispose();
+    }
+  });
+});

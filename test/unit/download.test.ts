@@ -1,0 +1,493 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { VOICE_FILE_BYTES } from '../../model/facts.ts';
+import {
+  DEFAULT_REPO,
+  FetchModelError,
+  MANIFEST_FILE,
+  fetchModel,
+  type DownloadProgressEvent,
+  type FetchModelOptions,
+} from '../../model/download.ts';
+import { main, parseCli } from '../../scripts/fetch-model.ts';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+const PREFIX = `/${DEFAULT_REPO}/resolve/main/`;
+const VOICES = ['af_heart', 'bf_emma', 'jf_alpha'] as const;
+
+/** Deterministic bytes, different per seed, so a mixed-up file would not compare equal. */
+function fakeBytes(length: number, seed: number, first?: number): Buffer {
+  const buf = Buffer.alloc(length);
+  for (let i = 0; i < length; i += 1) buf[i] = (i * 31 + seed * 7) & 0xff;
+  if (first !== undefined) buf[0] = first;
+  return buf;
+}
+
+// 0x08 is the key of ModelProto.ir_version, the first field of every real ONNX file.
+const ONNX = fakeBytes(1_500_000, 1, 0x08);
+const CONFIG = Buffer.from(JSON.stringify({ vocab: { a: 43, b: 44 }, n_token: 178 }));
+const TOKENIZER = Buffer.from(JSON.stringify({ model: { vocab: { $: 0 } } }));
+const VOICE_DATA = new Map(VOICES.map((id, i) => [id, fakeBytes(VOICE_FILE_BYTES, 10 + i)]));
+
+function serveBytes(body: Buffer): Handler {
+  return (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length });
+    res.end(body);
+  };
+}
+
+/** Sends part of the body, announcing the full length, then drops the connection. */
+function serveTruncated(body: Buffer, sent: number): Handler {
+  return (_req, res) => {
+    res.writeHead(200, { 'content-length': body.length });
+    res.write(body.subarray(0, sent), () => setTimeout(() => res.socket?.destroy(), 20));
+  };
+}
+
+let server: Server;
+let baseUrl: string;
+let routes: Map<string, Handler>;
+let requests: string[];
+let tmp: string;
+
+beforeEach(async () => {
+  routes = new Map<string, Handler>([
+    ['onnx/model.onnx', serveBytes(ONNX)],
+    ['config.json', serveBytes(CONFIG)],
+    ['tokenizer.json', serveBytes(TOKENIZER)],
+    ...VOICES.map((id): [string, Handler] => [`voices/${id}.bin`, serveBytes(VOICE_DATA.get(id)!)]),
+  ]);
+  requests = [];
+  server = createServer((req, res) => {
+    const url = req.url ?? '';
+    requests.push(url);
+    const handler = url.startsWith(PREFIX) ? routes.get(url.slice(PREFIX.length)) : undefined;
+    if (handler === undefined) {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('Entry not found');
+      return;
+    }
+    handler(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'fetch-model-test-'));
+});
+
+afterEach(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await rm(tmp, { recursive: true, force: true });
+});
+
+function options(extra: Partial<FetchModelOptions> = {}): FetchModelOptions {
+  return { outDir: path.join(tmp, 'model'), baseUrl, voices: [...VOICES], ...extra };
+}
+
+/** Every file below `dir`, relative, with `/`. */
+async function listFiles(dir: string): Promise<string[]> {
+  try {
+    const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+    return entries
+      .filter((e) => e.isFile())
+      .map((e) => path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep).join('/'))
+      .sort();
+  } catch {
+    return [];
+  }
+}
+
+/** Byte comparison; toEqual on megabyte buffers spends seconds building a diff. */
+function expectBytes(actual: Buffer, expected: Buffer | undefined): void {
+  expect(actual.length).toBe(expected?.length);
+  expect(expected !== undefined && actual.equals(expected)).toBe(true);
+}
+
+async function exists(file: string): Promise<boolean> {
+  return stat(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the promise to reject');
+}
+
+const EXPECTED_FILES = [
+  'config.json',
+  'onnx/model.onnx',
+  'tokenizer.json',
+  'voices/af_heart.bin',
+  'voices/bf_emma.bin',
+  'voices/jf_alpha.bin',
+];
+
+describe('fetchModel', () => {
+  it('downloads every file to the onnx-community layout with the served bytes', async () => {
+    const result = await fetchModel(options());
+    const outDir = path.join(tmp, 'model');
+
+    expect(result.outDir).toBe(outDir);
+    expect(result.files.map((f) => f.path).sort()).toEqual(EXPECTED_FILES);
+    expect(result.files.every((f) => !f.skipped)).toBe(true);
+    expect(await listFiles(outDir)).toEqual([MANIFEST_FILE, ...EXPECTED_FILES].sort());
+
+    expectBytes(await readFile(path.join(outDir, 'onnx/model.onnx')), ONNX);
+    expectBytes(await readFile(path.join(outDir, 'config.json')), CONFIG);
+    expectBytes(await readFile(path.join(outDir, 'tokenizer.json')), TOKENIZER);
+    for (const id of VOICES) {
+      const voice = await readFile(path.join(outDir, `voices/${id}.bin`));
+      expect(voice.length).toBe(VOICE_FILE_BYTES);
+      expectBytes(voice, VOICE_DATA.get(id));
+    }
+    const sizes = Object.fromEntries(result.files.map((f) => [f.path, f.bytes]));
+    expect(sizes['onnx/model.onnx']).toBe(ONNX.length);
+    expect(sizes['voices/af_heart.bin']).toBe(VOICE_FILE_BYTES);
+    expect(requests.sort()).toEqual(EXPECTED_FILES.map((f) => PREFIX + f).sort());
+  });
+
+  it('uses the dtype file name and fetches all 54 voices by default', async () => {
+    // Only the URL list matters here: a 404 for the model stops the run, so no voice has to be served.
+    const seen: string[] = [];
+    const fetchImpl: typeof fetch = async (input) => {
+      seen.push(String(input));
+      return new Response('nope', { status: 404 });
+    };
+    const opts = options({ dtype: 'q8', revision: 'refs/pr/1', fetchImpl, concurrency: 100 });
+    delete opts.voices;
+    await expect(fetchModel(opts)).rejects.toBeInstanceOf(FetchModelError);
+    expect(seen).toContain(
+      `${baseUrl}${PREFIX.replace('/main/', '/refs%2Fpr%2F1/')}onnx/model_quantized.onnx`,
+    );
+    expect(seen.filter((u) => u.includes('/voices/'))).toHaveLength(54);
+  });
+
+  it('skips complete files on a re-run without requesting them again', async () => {
+    await fetchModel(options());
+    const firstRun = requests.length;
+    const outDir = path.join(tmp, 'model');
+
+    const again = await fetchModel(options());
+    expect(requests.length).toBe(firstRun);
+    expect(again.files.every((f) => f.skipped)).toBe(true);
+    expect(again.files.find((f) => f.path === 'onnx/model.onnx')?.bytes).toBe(ONNX.length);
+
+    // A missing voice and a voice of the wrong size are fetched again; everything else is still skipped.
+    await rm(path.join(outDir, 'voices/bf_emma.bin'));
+    await writeFile(path.join(outDir, 'voices/jf_alpha.bin'), 'short');
+    requests = [];
+    const third = await fetchModel(options());
+    expect(requests.sort()).toEqual([`${PREFIX}voices/bf_emma.bin`, `${PREFIX}voices/jf_alpha.bin`]);
+    expect(third.files.filter((f) => !f.skipped).map((f) => f.path)).toEqual([
+      'voices/bf_emma.bin',
+      'voices/jf_alpha.bin',
+    ]);
+    expectBytes(await readFile(path.join(outDir, 'voices/jf_alpha.bin')), VOICE_DATA.get('jf_alpha'));
+  });
+
+  it('downloads model and JSON files again when the manifest does not vouch for them', async () => {
+    await fetchModel(options());
+    const outDir = path.join(tmp, 'model');
+    await writeFile(path.join(outDir, 'onnx/model.onnx'), ONNX.subarray(0, 1000));
+    await rm(path.join(outDir, MANIFEST_FILE));
+    requests = [];
+    await fetchModel(options());
+    expect(requests.sort()).toEqual([
+      `${PREFIX}config.json`,
+      `${PREFIX}onnx/model.onnx`,
+      `${PREFIX}tokenizer.json`,
+    ]);
+    expectBytes(await readFile(path.join(outDir, 'onnx/model.onnx')), ONNX);
+
+    // A different revision does not reuse files recorded for another one.
+    requests = [];
+    const other = await rejection(fetchModel(options({ revision: 'v2' })));
+    expect(other).toMatchObject({ code: 'http', status: 404 });
+    expect(requests.some((r) => r.includes('/resolve/v2/'))).toBe(true);
+  });
+
+  it('leaves neither the file nor a .part when the connection drops mid-body', async () => {
+    routes.set('onnx/model.onnx', serveTruncated(ONNX, 300_000));
+    const outDir = path.join(tmp, 'model');
+
+    const error = await rejection(fetchModel(options()));
+    expect(error).toBeInstanceOf(FetchModelError);
+    expect(error).toMatchObject({ code: 'network', file: 'onnx/model.onnx' });
+    expect((error as Error).message).toContain('onnx/model.onnx');
+    expect(await exists(path.join(outDir, 'onnx/model.onnx'))).toBe(false);
+    expect((await listFiles(outDir)).filter((f) => f.endsWith('.part'))).toEqual([]);
+  });
+
+  it('checks Content-Length against the bytes received', async () => {
+    // A fetch that ends the body cleanly but short, which undici itself would report as a dropped connection.
+    const fetchImpl: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if (!String(input).endsWith('config.json')) return response;
+      return new Response(CONFIG.subarray(0, 10), {
+        status: 200,
+        headers: { 'content-length': String(CONFIG.length) },
+      });
+    };
+    const error = await rejection(fetchModel(options({ fetchImpl })));
+    expect(error).toMatchObject({ code: 'size', file: 'config.json' });
+    expect((error as Error).message).toMatch(
+      /config\.json.*expected \d+ bytes \(Content-Length\), received 10/,
+    );
+    expect(await exists(path.join(tmp, 'model/config.json'))).toBe(false);
+    expect(await exists(path.join(tmp, 'model/config.json.part'))).toBe(false);
+  });
+
+  it('rejects a voice file of the wrong size, naming the file and both sizes', async () => {
+    routes.set('voices/bf_emma.bin', serveBytes(fakeBytes(1000, 3)));
+    const error = await rejection(fetchModel(options()));
+    expect(error).toBeInstanceOf(FetchModelError);
+    expect(error).toMatchObject({ code: 'size', file: 'voices/bf_emma.bin' });
+    const message = (error as Error).message;
+    expect(message).toContain('voices/bf_emma.bin');
+    expect(message).toContain(String(VOICE_FILE_BYTES));
+    expect(message).toContain('1000');
+    expect(await exists(path.join(tmp, 'model/voices/bf_emma.bin'))).toBe(false);
+    expect((await listFiles(path.join(tmp, 'model'))).filter((f) => f.endsWith('.part'))).toEqual([]);
+  });
+
+  it('rejects a short voice file sent without Content-Length', async () => {
+    routes.set('voices/af_heart.bin', (_req, res) => {
+      res.writeHead(200); // chunked: the size is only known at the end
+      res.write(fakeBytes(4096, 4));
+      res.end();
+    });
+    const error = await rejection(fetchModel(options()));
+    expect(error).toMatchObject({ code: 'size', file: 'voices/af_heart.bin' });
+    expect((error as Error).message).toContain(`expected ${VOICE_FILE_BYTES} bytes, received 4096`);
+    expect(await exists(path.join(tmp, 'model/voices/af_heart.bin'))).toBe(false);
+  });
+
+  it('rejects a model file that is not protobuf or too small, and JSON that does not parse', async () => {
+    routes.set('onnx/model.onnx', serveBytes(Buffer.concat([Buffer.from('<!DOCTYPE html>'), ONNX])));
+    let error = await rejection(fetchModel(options()));
+    expect(error).toMatchObject({ code: 'content', file: 'onnx/model.onnx' });
+    expect((error as Error).message).toContain('<!DOCTYPE html>');
+
+    routes.set('onnx/model.onnx', serveBytes(ONNX.subarray(0, 5000)));
+    error = await rejection(fetchModel(options()));
+    expect(error).toMatchObject({ code: 'size', file: 'onnx/model.onnx' });
+    expect((error as Error).message).toMatch(/at least 1048576 bytes.*5000/);
+
+    routes.set('onnx/model.onnx', serveBytes(ONNX));
+    routes.set('tokenizer.json', serveBytes(Buffer.from('{"model": ')));
+    error = await rejection(fetchModel(options()));
+    expect(error).toMatchObject({ code: 'content', file: 'tokenizer.json' });
+    expect(await exists(path.join(tmp, 'model/tokenizer.json'))).toBe(false);
+    expect((await listFiles(path.join(tmp, 'model'))).filter((f) => f.endsWith('.part'))).toEqual([]);
+  });
+
+  it('reports an HTTP error with the status and the URL', async () => {
+    routes.delete('tokenizer.json');
+    const error = await rejection(fetchModel(options()));
+    const url = `${baseUrl}${PREFIX}tokenizer.json`;
+    expect(error).toBeInstanceOf(FetchModelError);
+    expect(error).toMatchObject({ code: 'http', status: 404, url, file: 'tokenizer.json' });
+    expect((error as Error).message).toContain('404');
+    expect((error as Error).message).toContain(url);
+  });
+
+  it('follows redirects', async () => {
+    routes.set('config.json', (_req, res) => {
+      res.writeHead(302, { location: '/cdn/config.json' });
+      res.end();
+    });
+    const original = server.listeners('request')[0] as Handler;
+    server.removeAllListeners('request');
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      if (req.url === '/cdn/config.json') serveBytes(CONFIG)(req, res);
+      else original(req, res);
+    });
+    await fetchModel(options());
+    expectBytes(await readFile(path.join(tmp, 'model/config.json')), CONFIG);
+  });
+
+  it('reports an unreachable server as a network error that mentions mirrors', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+
+    const error = await rejection(fetchModel(options({ baseUrl: `http://127.0.0.1:${port}` })));
+    expect(error).toMatchObject({ code: 'network' });
+    expect((error as Error).message).toContain('HF_ENDPOINT');
+    expect((error as Error).message).toContain('--base-url');
+  });
+
+  it('rejects unknown voice ids and bad options before any request or file', async () => {
+    const error = await rejection(
+      fetchModel(options({ voices: ['af_heart', '../../etc/passwd', 'AF_BELLA'] })),
+    );
+    expect(error).toMatchObject({ code: 'invalid-option' });
+    expect((error as Error).message).toContain('"../../etc/passwd"');
+    expect((error as Error).message).toContain('"AF_BELLA"');
+    expect((error as Error).message).toContain('--help');
+    expect((error as Error).message).not.toContain('"af_heart"');
+
+    await expect(fetchModel(options({ voices: [] }))).rejects.toMatchObject({ code: 'invalid-option' });
+    await expect(fetchModel(options({ dtype: 'int3' as 'q8' }))).rejects.toThrow(/Unknown dtype "int3"/);
+    await expect(fetchModel(options({ repo: '../x' }))).rejects.toMatchObject({ code: 'invalid-option' });
+    await expect(fetchModel(options({ baseUrl: 'ftp://mirror' }))).rejects.toMatchObject({
+      code: 'invalid-option',
+    });
+    expect(requests).toEqual([]);
+    expect(await exists(path.join(tmp, 'model'))).toBe(false);
+  });
+
+  it('stops on abort and removes partial files', async () => {
+    // The model arrives in part and then stalls, so the abort always lands mid-file.
+    routes.set('onnx/model.onnx', (_req, res) => {
+      res.writeHead(200, { 'content-length': ONNX.length });
+      res.write(ONNX.subarray(0, 200_000));
+    });
+    const controller = new AbortController();
+    const outDir = path.join(tmp, 'model');
+    const promise = fetchModel(
+      options({
+        signal: controller.signal,
+        onProgress: (e) => {
+          if (e.type === 'progress' && e.path === 'onnx/model.onnx') controller.abort();
+        },
+      }),
+    );
+    const error = await rejection(promise);
+    expect(error).toBe(controller.signal.reason);
+    expect((error as Error).name).toBe('AbortError');
+    expect(await exists(path.join(outDir, 'onnx/model.onnx'))).toBe(false);
+    expect((await listFiles(outDir)).filter((f) => f.endsWith('.part'))).toEqual([]);
+  });
+
+  it('does nothing when the signal is already aborted', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expect(fetchModel(options({ signal: controller.signal }))).rejects.toMatchObject({
+      name: 'AbortError',
+    });
+    expect(requests).toEqual([]);
+  });
+
+  it('reports monotonic progress per file and overall', async () => {
+    const events: DownloadProgressEvent[] = [];
+    const result = await fetchModel(options({ onProgress: (e) => events.push(e) }));
+
+    let overall = 0;
+    const perFile = new Map<string, number>();
+    const states = new Map<string, string>();
+    for (const e of events) {
+      expect(e.overall.bytes).toBeGreaterThanOrEqual(overall);
+      overall = e.overall.bytes;
+      const previous = states.get(e.path);
+      if (e.type === 'start') expect(previous).toBeUndefined();
+      if (e.type === 'progress' || e.type === 'done') expect(['start', 'progress']).toContain(previous);
+      if (e.type === 'progress') {
+        expect(e.bytes).toBeGreaterThanOrEqual(perFile.get(e.path) ?? 0);
+        expect(e.bytes).toBeLessThanOrEqual(e.total ?? Infinity);
+        perFile.set(e.path, e.bytes);
+      }
+      states.set(e.path, e.type);
+    }
+    const total = ONNX.length + CONFIG.length + TOKENIZER.length + VOICES.length * VOICE_FILE_BYTES;
+    const last = events.at(-1)!;
+    expect(last.overall).toEqual({
+      bytes: total,
+      totalBytes: total,
+      totalKnown: true,
+      filesDone: 6,
+      filesTotal: 6,
+    });
+    expect([...states.values()].every((s) => s === 'done')).toBe(true);
+    expect(result.files.reduce((sum, f) => sum + f.bytes, 0)).toBe(total);
+
+    // A re-run reports every file as skipped and counts no bytes.
+    const rerun: DownloadProgressEvent[] = [];
+    await fetchModel(options({ onProgress: (e) => rerun.push(e) }));
+    expect(rerun.map((e) => e.type)).toEqual(Array(6).fill('skipped'));
+    expect(rerun.at(-1)!.overall).toMatchObject({ bytes: 0, filesDone: 6, filesTotal: 6 });
+  });
+});
+
+describe('fetch-model CLI', () => {
+  it('parses flags with defaults and HF_ENDPOINT', () => {
+    expect(parseCli([], {})).toEqual({
+      help: false,
+      options: {
+        outDir: './models/kokoro-82m',
+        dtype: 'fp32',
+        voices: 'all',
+        baseUrl: 'https://huggingface.co',
+        revision: 'main',
+        repo: DEFAULT_REPO,
+      },
+    });
+    const parsed = parseCli(['--dtype', 'q8', '--voices', 'af_heart, bf_emma', '--out', 'x'], {
+      HF_ENDPOINT: 'https://hf-mirror.com',
+    });
+    expect(parsed).toMatchObject({
+      options: {
+        dtype: 'q8',
+        voices: ['af_heart', 'bf_emma'],
+        outDir: 'x',
+        baseUrl: 'https://hf-mirror.com',
+      },
+    });
+    expect(
+      parseCli(['--base-url', 'http://m', '--revision', 'abc'], { HF_ENDPOINT: 'https://e' }),
+    ).toMatchObject({
+      options: { baseUrl: 'http://m', revision: 'abc' },
+    });
+    expect(parseCli(['--help'], {})).toEqual({ help: true });
+    expect(() => parseCli(['--dtype', 'int8'], {})).toThrow(/Unknown --dtype "int8"/);
+    expect(() => parseCli(['--bogus'], {})).toThrow();
+  });
+
+  it('downloads, prints the start command, and fails with a readable message', async () => {
+    const capture = (): { stream: PassThrough; text: () => string } => {
+      const stream = new PassThrough();
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
+    };
+    const outDir = path.join(tmp, 'cli model');
+    const args = ['--out', outDir, '--base-url', baseUrl, '--voices', VOICES.join(',')];
+
+    let stdout = capture();
+    let stderr = capture();
+    expect(await main(args, { env: {}, stdout: stdout.stream, stderr: stderr.stream })).toBe(0);
+    expect(stdout.text()).toContain(`KOKORO_MODEL_DIR='${outDir}' npm start`);
+    expect(stderr.text()).toMatch(/^\[6\/6\] downloaded \S+ \(/m);
+    expect(await listFiles(outDir)).toEqual([MANIFEST_FILE, ...EXPECTED_FILES].sort());
+
+    stdout = capture();
+    stderr = capture();
+    expect(
+      await main([...args, '--voices', 'zz_nobody'], {
+        env: {},
+        stdout: stdout.stream,
+        stderr: stderr.stream,
+      }),
+    ).toBe(2);
+    expect(stderr.text()).toMatch(/^fetch-model: Unknown voice id "zz_nobody"/m);
+
+    routes.delete('config.json');
+    await rm(outDir, { recursive: true });
+    stderr = capture();
+    expect(await main(args, { env: {}, stdout: stdout.stream, stderr: stderr.stream })).toBe(1);
+    expect(stderr.text()).toContain('fetch-model: HTTP 404');
+  });
+});
