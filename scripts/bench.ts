@@ -7,9 +7,9 @@
  *     model's run time for that first chunk (and, separately, minus the text front end too).
  *  3. GET /ping latency while every inference worker is busy.
  *
- * Usage: npm run bench -- [--trials 7] [--repeat 30] [--workers 2] [--model-dir DIR] [--out docs/bench]
+ * Usage: npm run bench -- [--trials 15] [--repeat 30] [--workers 2] [--model-dir DIR] [--out docs/bench] [--readme]
  */
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,7 +33,10 @@ export const PARAGRAPH = [
 function postTtfa(http: string, text: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const req = request(`${http}/invocations`, { method: 'POST', headers: { 'content-type': 'application/json' } });
+    const req = request(`${http}/invocations`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    });
     req.on('response', (res) => {
       if (res.statusCode !== 200) reject(new Error(`HTTP ${res.statusCode}`));
       let first: number | undefined;
@@ -88,14 +91,22 @@ function openSocket(url: string): Promise<WebSocket> {
   });
 }
 
-async function pingUnderLoad(server: ServerProcess, workers: number): Promise<{ latencies: number[]; busySeen: number }> {
+async function pingUnderLoad(
+  server: ServerProcess,
+  workers: number,
+): Promise<{ latencies: number[]; busySeen: number }> {
   const long = Array.from({ length: 3 }, () => PARAGRAPH.join(' ')).join(' ');
   const sockets = await Promise.all(Array.from({ length: workers * 2 }, () => openSocket(server.ws)));
   let remaining = sockets.length * 2;
   const done = new Promise<void>((resolve) => {
     for (const s of sockets) {
       s.on('message', (data: Buffer, isBinary: boolean) => {
-        if (!isBinary && (JSON.parse(data.toString()) as { type: string }).type === 'synthesis_complete' && --remaining === 0) resolve();
+        if (
+          !isBinary &&
+          (JSON.parse(data.toString()) as { type: string }).type === 'synthesis_complete' &&
+          --remaining === 0
+        )
+          resolve();
       });
       for (let i = 0; i < 2; i++) s.send(Buffer.from(JSON.stringify({ text: long })));
     }
@@ -120,19 +131,34 @@ async function pingUnderLoad(server: ServerProcess, workers: number): Promise<{ 
   return { latencies, busySeen };
 }
 
+/** Replaces the figures between the README's bench markers. */
+function updateReadme(md: string): void {
+  const file = new URL('../README.md', import.meta.url);
+  const readme = readFileSync(file, 'utf8');
+  const start = '<!-- bench:core -->';
+  const end = '<!-- /bench:core -->';
+  const a = readme.indexOf(start);
+  const b = readme.indexOf(end);
+  if (a < 0 || b < a) throw new Error('README has no bench:core markers');
+  writeFileSync(file, `${readme.slice(0, a + start.length)}\n${md}\n${readme.slice(b)}`);
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      trials: { type: 'string', default: '7' },
+      trials: { type: 'string', default: '15' },
       repeat: { type: 'string', default: '30' },
       workers: { type: 'string', default: '2' },
       'model-dir': { type: 'string' },
       out: { type: 'string', default: 'docs/bench' },
+      readme: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
-    process.stdout.write('Usage: npm run bench -- [--trials 7] [--repeat 30] [--workers 2] [--model-dir DIR] [--out docs/bench]\n');
+    process.stdout.write(
+      'Usage: npm run bench -- [--trials 15] [--repeat 30] [--workers 2] [--model-dir DIR] [--out docs/bench] [--readme]\n',
+    );
     return;
   }
   const trials = Number(values.trials);
@@ -147,7 +173,11 @@ async function main(): Promise<void> {
   }
 
   process.stderr.write('starting the server…\n');
-  const server = await startServerProcess({ KOKORO_MODEL_DIR: modelDir, KOKORO_WORKERS: String(workers), LOG_LEVEL: 'warn' });
+  const server = await startServerProcess({
+    KOKORO_MODEL_DIR: modelDir,
+    KOKORO_WORKERS: String(workers),
+    LOG_LEVEL: 'warn',
+  });
   try {
     // Warm both paths once.
     await postTtfa(server.http, PARAGRAPH[0]!);
@@ -164,9 +194,14 @@ async function main(): Promise<void> {
     process.stderr.write('2/3 WS server overhead, one request at a time…\n');
     const socket = await openSocket(server.ws);
     const completions: Completion[] = [];
-    const sentences = [...PARAGRAPH, 'Sure, I can help with that.', 'Your package should arrive on Tuesday afternoon.'];
+    const sentences = [
+      ...PARAGRAPH,
+      'Sure, I can help with that.',
+      'Your package should arrive on Tuesday afternoon.',
+    ];
     for (let round_ = 0; round_ < Math.max(2, Math.ceil(trials / 2)); round_++) {
-      for (const [i, s] of sentences.entries()) completions.push(await wsRequest(socket, s, `o${round_}-${i}`));
+      for (const [i, s] of sentences.entries())
+        completions.push(await wsRequest(socket, s, `o${round_}-${i}`));
     }
     socket.close();
     const overheadModel = completions.map((c) => c.serverTtfaMs - c.firstInferenceMs);
@@ -209,19 +244,35 @@ async function main(): Promise<void> {
         ['measure', 'value'],
         [
           ['POST time to first audio, first sentence alone (median)', `${result.postTtfa.singleMedianMs} ms`],
-          ['POST time to first audio, 4-sentence paragraph (median)', `${result.postTtfa.paragraphMedianMs} ms`],
+          [
+            'POST time to first audio, 4-sentence paragraph (median)',
+            `${result.postTtfa.paragraphMedianMs} ms`,
+          ],
           ['ratio paragraph / sentence (target ≤ 1.10)', result.postTtfa.ratio],
           ['first chunk: model run time (median)', `${result.overhead.medianInferenceMs} ms`],
-          ['first chunk: text front end, normalize + espeak (median)', `${result.overhead.medianFrontEndMs} ms`],
-          ['arrival → first frame sent, minus model run time (median)', `${result.overhead.medianMinusInferenceMs} ms`],
-          ['… minus model and front end: queueing, transfer, encoding, send (median / p95; target ≤ 2 ms)', `${result.overhead.medianMinusInferenceAndFrontEndMs} / ${result.overhead.p95MinusInferenceAndFrontEndMs} ms`],
-          [`GET /ping while all ${workers} workers busy: p50 / p99 / max (${result.pingWhileBusy.samples} pings; target p99 < 50 ms)`, `${result.pingWhileBusy.p50Ms} / ${result.pingWhileBusy.p99Ms} / ${result.pingWhileBusy.maxMs} ms`],
+          [
+            'first chunk: text front end, normalize + espeak (median)',
+            `${result.overhead.medianFrontEndMs} ms`,
+          ],
+          [
+            'arrival → first frame sent, minus model run time (median)',
+            `${result.overhead.medianMinusInferenceMs} ms`,
+          ],
+          [
+            '… minus model and front end: queueing, transfer, encoding, send (median / p95; target ≤ 2 ms)',
+            `${result.overhead.medianMinusInferenceAndFrontEndMs} / ${result.overhead.p95MinusInferenceAndFrontEndMs} ms`,
+          ],
+          [
+            `GET /ping while all ${workers} workers busy: p50 / p99 / max (${result.pingWhileBusy.samples} pings; target p99 < 50 ms)`,
+            `${result.pingWhileBusy.p50Ms} / ${result.pingWhileBusy.p99Ms} / ${result.pingWhileBusy.maxMs} ms`,
+          ],
         ],
       ),
     ].join('\n');
     mkdirSync(values.out!, { recursive: true });
     writeFileSync(join(values.out!, 'core.json'), `${JSON.stringify(result, null, 2)}\n`);
-    writeFileSync(join(values.out!, 'core.md'), `${md}\n`);
+    writeFileSync(join(values.out!, 'core.md'), `${md}\n\nCommand: \`npm run bench\`\n`);
+    if (values.readme) updateReadme(md);
     process.stdout.write(`${md}\n`);
   } finally {
     await server.stop();

@@ -77,11 +77,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     return reply.code(status).type('application/json').send(body);
   });
   app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({
-      type: 'error',
-      code: 'not_found',
-      message: `No route ${request.method} ${request.url}; routes: GET /ping, POST /invocations, WS /invocations-bidirectional-stream`,
-    }),
+    reply
+      .code(404)
+      .send(
+        toErrorBody(
+          ttsError(
+            'TTS_ERR_NOT_FOUND',
+            `No route ${request.method} ${request.url}; routes: GET /ping, POST /invocations, WS /invocations-bidirectional-stream`,
+          ),
+        ).body,
+      ),
   );
 
   await app.register(websocket, {
