@@ -200,8 +200,6 @@ export async function fetchModel(options: FetchModelOptions): Promise<FetchModel
 
   const outDir = path.resolve(options.outDir);
   const plan = planFiles(dtype, voices);
-  await mkdir(path.join(outDir, 'onnx'), { recursive: true });
-  await mkdir(path.join(outDir, 'voices'), { recursive: true });
 
   const manifest = await readManifest(outDir);
   let manifestWrite: Promise<void> = Promise.resolve();
@@ -297,7 +295,7 @@ export async function fetchModel(options: FetchModelOptions): Promise<FetchModel
     signal?.removeEventListener('abort', onAbort);
   }
   if (firstError !== undefined) throw firstError.error;
-  // An abort that landed after the last file finished still counts: the caller asked to stop.
+  // Workers stop taking files once aborted, so an abort between two files ends here, not in an error.
   signal?.throwIfAborted();
 
   return { outDir, files: plan.map((f) => results.get(f.rel)!) };
@@ -428,15 +426,25 @@ async function downloadFile(job: DownloadJob): Promise<number> {
   const { file, url, signal } = job;
   const part = `${job.dest}.part`;
   let response: Response;
+  const pending = job.fetchImpl(url, {
+    signal,
+    redirect: 'follow',
+    // Compressed transfer would make Content-Length describe other bytes than the ones written.
+    headers: { 'accept-encoding': 'identity' },
+  });
   try {
-    response = await job.fetchImpl(url, {
-      signal,
-      redirect: 'follow',
-      // Compressed transfer would make Content-Length describe other bytes than the ones written.
-      headers: { 'accept-encoding': 'identity' },
-    });
+    response = await untilAborted(pending, signal);
   } catch (error) {
-    if (signal.aborted) throw signal.reason;
+    if (signal.aborted) {
+      // A response that still arrives after the abort is dropped without reading it.
+      pending
+        .then(
+          (late) => late.body?.cancel(),
+          () => undefined,
+        )
+        .catch(() => undefined);
+      throw signal.reason;
+    }
     throw new FetchModelError(
       'network',
       `Could not download ${file.rel} from ${url}: ${describeCause(error)}. If huggingface.co cannot be ` +
@@ -463,12 +471,15 @@ async function downloadFile(job: DownloadJob): Promise<number> {
     checkAnnouncedSize(file, url, total);
     job.onStart(response.url || url, total ?? file.knownSize);
 
+    // Created only once there is something to write, so a failed first request leaves no empty folders.
+    await mkdir(path.dirname(job.dest), { recursive: true });
     const bytes = await writeBody(job, response, part, total);
     await checkContent(file, part, bytes);
     await rename(part, job.dest);
     return bytes;
   } catch (error) {
-    await response.body?.cancel().catch(() => undefined);
+    // Not awaited: on an aborted connection the cancel may never settle (see untilAborted).
+    response.body?.cancel().catch(() => undefined);
     await rm(part, { force: true });
     if (signal.aborted && !(error instanceof FetchModelError)) throw signal.reason;
     throw error;
@@ -488,8 +499,29 @@ async function writeBody(
   const handle = await open(part, 'w');
   try {
     if (response.body !== null) {
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      let finished = false;
       try {
-        for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+        for (;;) {
+          let read: Awaited<ReturnType<typeof reader.read>>;
+          try {
+            read = await untilAborted(reader.read(), job.signal);
+          } catch (error) {
+            if (job.signal.aborted) throw error;
+            // Only read errors are the network's fault; disk errors from the write below pass unchanged.
+            throw new FetchModelError(
+              'network',
+              `Connection lost while downloading ${file.rel} after ${bytes}` +
+                `${limit === undefined ? '' : ` of ${limit}`} bytes (${describeCause(error)}). ` +
+                'Run again to resume; completed files are kept.',
+              { file: file.rel, url, cause: error },
+            );
+          }
+          if (read.done) {
+            finished = true;
+            break;
+          }
+          const chunk = read.value;
           if (bytes === 0 && file.kind === 'onnx' && !looksLikeProtobuf(chunk[0])) {
             throw contentError(file, url, 'an ONNX protobuf', describeStart(chunk));
           }
@@ -501,15 +533,9 @@ async function writeBody(
           await handle.write(chunk);
           job.onChunk(chunk.byteLength, bytes, total ?? file.knownSize);
         }
-      } catch (error) {
-        if (error instanceof FetchModelError || job.signal.aborted) throw error;
-        throw new FetchModelError(
-          'network',
-          `Connection lost while downloading ${file.rel} after ${bytes}` +
-            `${limit === undefined ? '' : ` of ${limit}`} bytes (${describeCause(error)}). ` +
-            'Run again to resume; completed files are kept.',
-          { file: file.rel, url, cause: error },
-        );
+      } finally {
+        // Closes the connection of a body left unread; not awaited for the same reason as above.
+        if (!finished) reader.cancel().catch(() => undefined);
       }
     }
     // Durable before the rename, so a crash cannot leave a complete-looking name with missing data.
@@ -532,6 +558,33 @@ async function writeBody(
     );
   }
   return bytes;
+}
+
+/**
+ * Settles like `promise`, or rejects with the signal's reason as soon as the signal aborts. Node 20's
+ * fetch does not always error a response body when its signal aborts: a pending read can stay pending
+ * forever, so every wait on the network goes through this.
+ */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    // The abandoned promise may still reject (with the same reason): that is expected, not unhandled.
+    promise.catch(() => undefined);
+    return Promise.reject(signal.reason as unknown);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as unknown);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** Rejects a response whose Content-Length already shows it cannot be the right file. */

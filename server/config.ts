@@ -37,6 +37,8 @@ export interface Config {
   readonly logLevel: LogLevel;
   /** Fetch the model into modelDir at startup when it is missing (explicit consent). */
   readonly fetchModel: boolean;
+  /** Where to fetch from: a Hugging Face mirror, when set (HF_ENDPOINT). */
+  readonly hfEndpoint: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -122,6 +124,7 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
       'silent',
     ]),
     fetchModel: bool('KOKORO_FETCH_MODEL'),
+    hfEndpoint: env.HF_ENDPOINT?.trim() || undefined,
     ...overrides,
   };
 

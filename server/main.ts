@@ -21,6 +21,7 @@ async function ensureModel(config: Config, log: Logger): Promise<void> {
   await fetchModel({
     outDir: config.modelDir,
     dtype: config.dtype,
+    ...(config.hfEndpoint ? { baseUrl: config.hfEndpoint } : {}),
     onProgress: (event) => {
       const { bytes, totalBytes, totalKnown } = event.overall;
       if (!totalKnown || totalBytes === 0) return;

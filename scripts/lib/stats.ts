@@ -17,7 +17,10 @@ export function round(x: number, digits = 1): number {
 }
 
 /** Renders rows as a GitHub markdown table. */
-export function markdownTable(header: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
+export function markdownTable(
+  header: readonly string[],
+  rows: readonly (readonly (string | number)[])[],
+): string {
   const line = (cells: readonly (string | number)[]) => `| ${cells.join(' | ')} |`;
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
 }

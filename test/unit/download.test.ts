@@ -287,10 +287,13 @@ describe('fetchModel', () => {
 
     routes.set('onnx/model.onnx', serveBytes(ONNX));
     routes.set('tokenizer.json', serveBytes(Buffer.from('{"model": ')));
-    error = await rejection(fetchModel(options()));
+    // A fresh folder: the runs above already completed tokenizer.json, so it would rightly be skipped.
+    const jsonDir = path.join(tmp, 'json');
+    error = await rejection(fetchModel(options({ outDir: jsonDir })));
     expect(error).toMatchObject({ code: 'content', file: 'tokenizer.json' });
-    expect(await exists(path.join(tmp, 'model/tokenizer.json'))).toBe(false);
-    expect((await listFiles(path.join(tmp, 'model'))).filter((f) => f.endsWith('.part'))).toEqual([]);
+    expect((error as Error).message).toMatch(/tokenizer\.json is not valid: expected JSON/);
+    expect(await exists(path.join(jsonDir, 'tokenizer.json'))).toBe(false);
+    expect((await listFiles(jsonDir)).filter((f) => f.endsWith('.part'))).toEqual([]);
   });
 
   it('reports an HTTP error with the status and the URL', async () => {
@@ -328,6 +331,8 @@ describe('fetchModel', () => {
     expect(error).toMatchObject({ code: 'network' });
     expect((error as Error).message).toContain('HF_ENDPOINT');
     expect((error as Error).message).toContain('--base-url');
+    // Folders are created only once a response arrives, so nothing is left behind.
+    expect(await exists(path.join(tmp, 'model'))).toBe(false);
   });
 
   it('rejects unknown voice ids and bad options before any request or file', async () => {
@@ -483,6 +488,15 @@ describe('fetch-model CLI', () => {
       }),
     ).toBe(2);
     expect(stderr.text()).toMatch(/^fetch-model: Unknown voice id "zz_nobody"/m);
+
+    // Another dtype: the start command tells the server which model file to load.
+    routes.set('onnx/model_q4.onnx', serveBytes(ONNX));
+    stdout = capture();
+    expect(
+      await main([...args, '--dtype', 'q4'], { env: {}, stdout: stdout.stream, stderr: capture().stream }),
+    ).toBe(0);
+    expect(stdout.text()).toContain(`KOKORO_MODEL_DIR='${outDir}' KOKORO_DTYPE=q4 npm start`);
+    expect(stdout.text()).toContain('5 already complete');
 
     routes.delete('config.json');
     await rm(outDir, { recursive: true });
