@@ -64,8 +64,12 @@ async function main(): Promise<void> {
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) {
-      log.warn({ signal }, 'second signal: exiting now');
-      process.exit(1);
+      // A second Ctrl-C means "now"; a repeated SIGTERM does not cut the drain short.
+      if (signal === 'SIGINT') {
+        log.warn({ signal }, 'second interrupt: exiting now');
+        process.exit(1);
+      }
+      return;
     }
     stopping = true;
     log.info({ signal, graceS: config.shutdownGraceS }, 'draining');
