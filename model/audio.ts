@@ -75,10 +75,6 @@ export class AudioEncoder {
     readonly sampleRate: number = SAMPLE_RATE,
   ) {}
 
-  get contentType(): string {
-    return FORMATS[this.format](this.sampleRate);
-  }
-
   encode(samples: Int16Array): Buffer {
     const pcm = pcmBytes(samples);
     if (this.format === 'wav' && !this.#started) {
@@ -87,11 +83,5 @@ export class AudioEncoder {
     }
     this.#started = true;
     return pcm;
-  }
-
-  /** A whole file from all of a request's samples (non-streaming answers: real WAV sizes). */
-  encodeComplete(chunks: readonly Int16Array[]): Buffer {
-    const pcm = Buffer.concat(chunks.map(pcmBytes));
-    return this.format === 'wav' ? Buffer.concat([wavHeader(pcm.length, this.sampleRate), pcm]) : pcm;
   }
 }

@@ -116,6 +116,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
               wake?.();
             },
             controller.signal,
+            { admitted: index > 0 },
           )
           .then(
             () => (finished = true),

@@ -130,16 +130,19 @@ export class WorkerPool {
 
   /**
    * Synthesizes one sentence. `onPiece` receives each inference's samples as soon as it exists
-   * (a sentence longer than 510 phoneme ids gives several). Rejects with JobError.
+   * (a sentence longer than 510 phoneme ids gives several). Rejects with JobError; `busy` only
+   * for a request's first sentence (`admitted` marks the later ones).
    */
   run(
     request: SentenceRequest,
     onPiece: (piece: PieceResult) => void,
     signal?: AbortSignal,
+    options: { admitted?: boolean } = {},
   ): Promise<{ frontEndMs: number; pieces: number }> {
     if (this.#closed) return Promise.reject(new JobError('closed', 'the inference pool is shut down'));
     if (signal?.aborted) return Promise.reject(new JobError('cancelled', 'cancelled'));
-    if (this.#queue.length >= this.#maxQueued) {
+    // The cap admits requests, not sentences: a request already under way is never cut short.
+    if (!options.admitted && this.#queue.length >= this.#maxQueued) {
       return Promise.reject(
         new JobError('busy', `the inference queue is full (${this.#maxQueued} sentences waiting)`),
       );

@@ -39,7 +39,9 @@ export class VoiceSpecError extends Error {
   }
 }
 
-const PART = /^([a-z]{2}_[a-z]+)(?:\(([^()]*)\))?$/;
+// A name with an optional weight in parentheses; weights are plain decimals (no "0x10", "1e3").
+const PART = /^([^()]*?)\s*(?:\(([^()]*)\))?$/;
+const WEIGHT = /^\s*(?:\d+(?:\.\d*)?|\.\d+)\s*$/;
 
 /**
  * Parses a voice spec into normalized parts. Pure: it checks syntax, ids against the published
@@ -58,17 +60,11 @@ export function parseVoiceSpec(spec: string): VoicePart[] {
   const weights = new Map<VoiceId, number>();
   for (const item of items) {
     const m = PART.exec(item);
-    if (!m) {
-      throw new VoiceSpecError(
-        'syntax',
-        `Voice ${JSON.stringify(item.slice(0, 40))} is not a voice id; expected an id such as af_heart, or a blend such as af_bella+af_sky or af_bella(2)+af_sky(1)`,
-      );
-    }
-    const id = m[1]!;
+    const id = m?.[1] ?? item;
     if (!isVoiceId(id)) throw unknownVoice(id);
     let weight = 1;
-    if (m[2] !== undefined) {
-      weight = m[2].trim() === '' ? NaN : Number(m[2]);
+    if (m?.[2] !== undefined) {
+      weight = WEIGHT.test(m[2]) ? Number(m[2]) : NaN;
       if (!Number.isFinite(weight) || weight <= 0) {
         throw new VoiceSpecError(
           'syntax',
@@ -85,7 +81,7 @@ export function parseVoiceSpec(spec: string): VoicePart[] {
 function unknownVoice(id: string): VoiceSpecError {
   return new VoiceSpecError(
     'unknown',
-    `Unknown voice ${JSON.stringify(id.slice(0, 40))}. Voice ids are case-sensitive; should be one of: ${VOICE_IDS.join(', ')}`,
+    `Unknown voice ${JSON.stringify(id.slice(0, 40))}. Voice ids are case-sensitive; should be one of: ${VOICE_IDS.join(', ')}; or a blend such as af_bella+af_sky or af_bella(2)+af_sky(1)`,
   );
 }
 

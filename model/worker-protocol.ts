@@ -24,7 +24,7 @@ export interface SentenceJob {
   readonly speed: number;
 }
 
-export type ToWorker = SentenceJob | { readonly type: 'stop' };
+export type ToWorker = SentenceJob;
 
 export type FromWorker =
   | {

@@ -83,10 +83,6 @@ async function start(): Promise<void> {
 // the chain keeps that true even if it did.
 let chain: Promise<void> = Promise.resolve();
 port.on('message', (message: ToWorker) => {
-  if (message.type === 'stop') {
-    chain.finally(() => session?.release().finally(() => process.exit(0)));
-    return;
-  }
   chain = chain.then(() =>
     runJob(message).catch((err: unknown) => {
       post({ type: 'error', id: message.id, message: err instanceof Error ? err.message : String(err) });

@@ -8,9 +8,25 @@ import type { Config } from './config.ts';
 import { TtsError, toErrorBody, ttsError } from './errors.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { PlainText } from './options.ts';
+import { logRefusal } from './synthesis.ts';
 import { bidiRoutes } from './routes/bidi.ts';
 import { invocationRoutes } from './routes/invocations.ts';
 import { pingRoutes } from './routes/ping.ts';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Bodies are UTF-8: another declared charset is refused, and so are bytes that are not UTF-8. */
+function decodeUtf8Body(contentType: string | undefined, body: Buffer): string {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
+  if (charset && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii') {
+    throw ttsError('TTS_ERR_UNSUPPORTED_MEDIA_TYPE', `charset=${charset} is not supported; send UTF-8`);
+  }
+  try {
+    return utf8.decode(body);
+  } catch {
+    throw ttsError('TTS_ERR_INVALID_UTF8', 'The body is not valid UTF-8 text');
+  }
+}
 
 export interface AppDeps {
   readonly logger: FastifyBaseLogger;
@@ -35,7 +51,10 @@ function fromFastifyError(err: FastifyError, config: Config): unknown {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return ttsError('TTS_ERR_BAD_REQUEST', 'Content-Length does not match the body');
     default:
-      return err;
+      // Fastify's other client errors (a malformed URL, say) keep their status class.
+      return err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500
+        ? ttsError('TTS_ERR_BAD_REQUEST', `The request is malformed: ${err.message}`)
+        : err;
   }
 }
 
@@ -52,9 +71,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   // Only JSON and plain text bodies; anything else is answered with 415.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
+    let text: string;
     try {
-      done(null, JSON.parse(body as string));
+      text = decodeUtf8Body(req.headers['content-type'], body as Buffer);
+    } catch (err) {
+      done(err as FastifyError, undefined);
+      return;
+    }
+    try {
+      done(null, JSON.parse(text));
     } catch (err) {
       done(
         ttsError(
@@ -65,15 +91,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       );
     }
   });
-  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) =>
-    done(null, new PlainText(body as string)),
-  );
+  app.addContentTypeParser('text/plain', { parseAs: 'buffer' }, (req, body, done) => {
+    try {
+      done(null, new PlainText(decodeUtf8Body(req.headers['content-type'], body as Buffer)));
+    } catch (err) {
+      done(err as FastifyError, undefined);
+    }
+  });
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const mapped = err instanceof TtsError ? err : fromFastifyError(err, config);
     const { status, body } = toErrorBody(mapped);
-    if (status >= 500) request.log.error({ err }, 'request failed');
-    else request.log.info({ code: body.code, requestId: body.request_id }, 'request refused');
+    logRefusal(request.log, err, status, body.code, body.request_id);
     return reply.code(status).type('application/json').send(body);
   });
   app.setNotFoundHandler((request, reply) =>

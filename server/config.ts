@@ -4,8 +4,8 @@
  */
 import { availableParallelism } from 'node:os';
 import { DTYPE_FILES, type Dtype } from '../model/facts.ts';
+import type { Device } from '../model/onnx.ts';
 
-export type Device = 'auto' | 'cuda' | 'cpu';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 export interface Config {
@@ -30,6 +30,8 @@ export interface Config {
   readonly wsMaxMessageBytes: number;
   /** Messages a WebSocket session may have waiting before it gets `busy` errors. */
   readonly wsMaxPending: number;
+  /** Bytes of messages a WebSocket session may have waiting, so memory stays bounded. */
+  readonly wsMaxPendingBytes: number;
   /** Sentences waiting for a worker, across all sessions, before new requests get `busy`. */
   readonly maxQueuedJobs: number;
   /** Seconds given to requests in flight after SIGTERM (SageMaker kills 30 s after SIGTERM). */
@@ -112,6 +114,7 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     maxBodyBytes: int('MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     wsMaxMessageBytes: int('WS_MAX_MESSAGE_BYTES', 4 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024),
     wsMaxPending: int('WS_MAX_PENDING', 64, 1, 10_000),
+    wsMaxPendingBytes: int('WS_MAX_PENDING_BYTES', 8 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
     maxQueuedJobs: int('MAX_QUEUED_JOBS', 256, 1, 100_000),
     shutdownGraceS: int('SHUTDOWN_GRACE_S', 25, 0, 600),
     logLevel: oneOf<LogLevel>('LOG_LEVEL', 'info', [

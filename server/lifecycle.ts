@@ -21,6 +21,7 @@ export class Lifecycle {
   #engine: Engine | undefined;
   readonly #sessions = new Set<Drainable>();
   #httpInFlight = 0;
+  readonly #httpAborts = new Set<() => void>();
   #idleWaiters: (() => void)[] = [];
 
   get state(): State {
@@ -44,15 +45,20 @@ export class Lifecycle {
     this.#state = 'failed';
   }
 
-  /** The engine for a new request, or the reason there is none. */
-  requireEngine(): Engine {
-    if (this.#state === 'draining')
+  /**
+   * The engine for a request, or the reason there is none. While draining, only work `accepted`
+   * before shutdown began (messages already queued in a session) is still served.
+   */
+  requireEngine(options: { accepted?: boolean } = {}): Engine {
+    const engine = this.#engine;
+    if (this.#state === 'ready' && engine) return engine;
+    if (this.#state === 'draining') {
+      if (options.accepted && engine) return engine;
       throw ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests');
-    if (this.#state !== 'ready' || !this.#engine) {
-      throw ttsError('TTS_ERR_NOT_READY', 'The model is still loading; retry when GET /ping answers 200');
     }
-    return this.#engine;
+    throw ttsError('TTS_ERR_NOT_READY', 'The model is still loading; retry when GET /ping answers 200');
   }
+
 
   track(session: Drainable): () => void {
     this.#sessions.add(session);
@@ -62,14 +68,19 @@ export class Lifecycle {
     };
   }
 
-  /** Marks a POST in flight; call the returned function when its response has ended. */
-  beginHttp(): () => void {
+  /**
+   * Marks a POST in flight; call the returned function when its response has ended. `abort` is
+   * called if it is still running when the shutdown grace period ends.
+   */
+  beginHttp(abort: () => void): () => void {
     this.#httpInFlight++;
+    this.#httpAborts.add(abort);
     let ended = false;
     return () => {
       if (ended) return;
       ended = true;
       this.#httpInFlight--;
+      this.#httpAborts.delete(abort);
       this.#checkIdle();
     };
   }
@@ -88,7 +99,10 @@ export class Lifecycle {
     );
     const outcome = await Promise.race([drained.then(() => 'done' as const), timeout]);
     clearTimeout(timer);
-    if (outcome === 'timeout') for (const s of this.#sessions) s.abort();
+    if (outcome === 'timeout') {
+      for (const s of this.#sessions) s.abort();
+      for (const abort of this.#httpAborts) abort();
+    }
   }
 
   #whenHttpIdle(): Promise<void> {

@@ -46,6 +46,8 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
+  // A bug in one request must not take every session down: log it loudly and keep serving.
+  process.on('unhandledRejection', (reason) => log.error({ err: reason }, 'unhandled rejection'));
 
   try {
     await ensureModel(config, log);
@@ -110,9 +112,5 @@ async function main(): Promise<void> {
   lifecycle.setReady(engine);
   log.info({ provider, modelFile, dtype, workers, voices, warmupMs: Math.round(warmupMs) }, 'ready');
 }
-
-process.on('unhandledRejection', (reason) => {
-  process.stderr.write(`unhandled rejection: ${reason instanceof Error ? reason.stack : String(reason)}\n`);
-});
 
 void main();

@@ -124,7 +124,7 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     );
   }
 
-  const voiceSpec = body.voice ?? config.defaultVoice;
+  const voiceSpec = body.voice === undefined ? config.defaultVoice : body.voice;
   if (typeof voiceSpec !== 'string')
     invalid(`voice should be a string such as "af_heart" or "af_bella+af_sky"; got ${describe(voiceSpec)}`);
   let voice: ResolvedVoice;
@@ -137,7 +137,7 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     invalid(err.message);
   }
 
-  const speed = body.speed ?? 1;
+  const speed = body.speed === undefined ? 1 : body.speed;
   if (typeof speed !== 'number' || !Number.isFinite(speed) || speed < SPEED_MIN || speed > SPEED_MAX) {
     invalid(`speed should be a number from ${SPEED_MIN} to ${SPEED_MAX}; got ${describe(speed)}`);
   }
@@ -148,12 +148,12 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
   }
 
   const formats = Object.keys(FORMATS) as AudioFormat[];
-  const format = body.format ?? (route === 'http' ? 'wav' : 'pcm');
+  const format = body.format === undefined ? (route === 'http' ? 'wav' : 'pcm') : body.format;
   if (typeof format !== 'string' || !formats.includes(format as AudioFormat)) {
     invalid(`format should be one of: ${formats.join(', ')}; got ${describe(format)}`);
   }
 
-  const sampleRate = body.sample_rate ?? SUPPORTED_SAMPLE_RATES[0];
+  const sampleRate = body.sample_rate === undefined ? SUPPORTED_SAMPLE_RATES[0] : body.sample_rate;
   if (typeof sampleRate !== 'number' || !(SUPPORTED_SAMPLE_RATES as readonly number[]).includes(sampleRate)) {
     invalid(
       `sample_rate should be one of: ${SUPPORTED_SAMPLE_RATES.join(', ')}; got ${describe(sampleRate)}`,
@@ -165,7 +165,7 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     if (body.stream !== undefined && typeof body.stream !== 'boolean')
       invalid(`stream should be true or false; got ${describe(body.stream)}`);
     stream = body.stream !== false;
-    const transport = body.transport ?? 'binary';
+    const transport = body.transport === undefined ? 'binary' : body.transport;
     if (typeof transport !== 'string' || !(TRANSPORTS as readonly string[]).includes(transport)) {
       invalid(`transport should be one of: ${TRANSPORTS.join(', ')}; got ${describe(transport)}`);
     }

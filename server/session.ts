@@ -10,7 +10,7 @@ import type { Config } from './config.ts';
 import { toErrorBody, ttsError, withRequestId } from './errors.ts';
 import type { Drainable, Lifecycle } from './lifecycle.ts';
 import { parseOptions, peekRequestId } from './options.ts';
-import { RunStats, encodedAudio } from './synthesis.ts';
+import { RunStats, encodedAudio, isCancelled, logRefusal } from './synthesis.ts';
 
 /** Above this many unsent bytes, sending waits for the socket to drain. */
 const SEND_HIGH_WATER_BYTES = 1024 * 1024;
@@ -76,16 +76,27 @@ export interface SessionDeps {
   readonly log: FastifyBaseLogger;
 }
 
+/** Messages this small are classified on arrival (a close is never refused; busy errors get the id). */
+const PEEK_BYTES = 64 * 1024;
+
+interface Pending {
+  /** The message, or null for the client's close request. */
+  readonly data: Buffer | null;
+  readonly receivedAt: number;
+}
+
 export class Session implements Drainable {
   readonly id = randomUUID();
   readonly #socket: WebSocket;
   readonly #deps: SessionDeps;
   readonly #log: FastifyBaseLogger;
-  readonly #queue: { data: Buffer; receivedAt: number }[] = [];
+  readonly #queue: Pending[] = [];
+  #queuedBytes = 0;
   #running = false;
-  /** `{"type":"close"}` was handled: nothing more is read. */
-  #closeRequested = false;
+  /** `{"type":"close"}` arrived: later messages are ignored. */
+  #closeReceived = false;
   #gone = false;
+  /** Shutdown began: messages already received are finished, new ones refused. */
   #draining = false;
   #overflow = 0;
   #current: AbortController | undefined;
@@ -97,7 +108,7 @@ export class Session implements Drainable {
     this.#socket = socket;
     this.#deps = deps;
     this.#log = deps.log.child({ sessionId: this.id });
-    socket.on('message', (data, isBinary) => this.#receive(toBuffer(data), isBinary));
+    socket.on('message', (data) => this.#receive(toBuffer(data)));
     socket.on('close', (code) => this.#onGone(code));
     socket.on('error', (err) => this.#log.warn({ err: err.message }, 'websocket error'));
     this.#untrack = deps.lifecycle.track(this);
@@ -123,10 +134,31 @@ export class Session implements Drainable {
     this.#close(1001, 'server shutting down');
   }
 
-  #receive(data: Buffer, _isBinary: boolean): void {
-    if (this.#closeRequested || this.#gone) return;
-    const { wsMaxPending } = this.#deps.config;
-    if (this.#queue.length >= wsMaxPending) {
+  #receive(data: Buffer): void {
+    if (this.#closeReceived || this.#gone) return;
+    let peeked: Parsed | undefined;
+    if (data.length <= PEEK_BYTES) {
+      try {
+        peeked = parseMessage(data);
+      } catch {
+        // Bad messages are answered in turn, by #handle.
+      }
+    }
+    if (peeked?.kind === 'close') {
+      this.#closeReceived = true;
+      this.#enqueue({ data: null, receivedAt: performance.now() });
+      return;
+    }
+    const requestId = peeked?.kind === 'request' ? peekRequestId(peeked.fields) : undefined;
+    if (this.#draining) {
+      void this.#sendError(
+        ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests'),
+        requestId,
+      );
+      return;
+    }
+    const { wsMaxPending, wsMaxPendingBytes } = this.#deps.config;
+    if (this.#queue.length >= wsMaxPending || this.#queuedBytes + data.length > wsMaxPendingBytes) {
       this.#overflow++;
       if (this.#overflow > wsMaxPending * FLOOD_FACTOR) {
         this.#log.warn({ pending: this.#queue.length }, 'closing a session that floods past its queue');
@@ -136,14 +168,19 @@ export class Session implements Drainable {
       void this.#sendError(
         ttsError(
           'TTS_ERR_BUSY',
-          `This session already has ${wsMaxPending} messages waiting; wait for synthesis_complete before sending more`,
+          `This session already has ${this.#queue.length} messages (${this.#queuedBytes} bytes) waiting, the most it may hold (${wsMaxPending} messages, ${wsMaxPendingBytes} bytes); wait for synthesis_complete before sending more`,
         ),
-        undefined,
+        requestId,
       );
       return;
     }
     this.#overflow = 0;
-    this.#queue.push({ data, receivedAt: performance.now() });
+    this.#enqueue({ data, receivedAt: performance.now() });
+  }
+
+  #enqueue(pending: Pending): void {
+    this.#queue.push(pending);
+    this.#queuedBytes += pending.data?.length ?? 0;
     if (!this.#running) void this.#pump();
   }
 
@@ -152,12 +189,14 @@ export class Session implements Drainable {
     try {
       while (this.#queue.length > 0 && !this.#gone) {
         const next = this.#queue.shift()!;
-        await this.#handle(next.data, next.receivedAt);
-        if (this.#closeRequested) {
+        this.#queuedBytes -= next.data?.length ?? 0;
+        if (next.data === null) {
+          // Everything received before the close is done.
           this.#queue.length = 0;
           this.#close(1000, 'closed by client request');
           return;
         }
+        await this.#handle(next.data, next.receivedAt);
       }
     } finally {
       this.#running = false;
@@ -169,14 +208,10 @@ export class Session implements Drainable {
     let requestId: string | undefined;
     try {
       const message = parseMessage(data);
-      if (message.kind === 'close') {
-        this.#closeRequested = true;
-        return;
-      }
+      if (message.kind === 'close') return; // only a large close message gets here; handled on arrival otherwise
       requestId = peekRequestId(message.fields);
-      if (this.#draining)
-        throw ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests');
-      const engine = this.#deps.lifecycle.requireEngine();
+      // Received before any shutdown began (later ones are refused on arrival): finish it.
+      const engine = this.#deps.lifecycle.requireEngine({ accepted: true });
       const options = parseOptions(message.fields, { route: 'ws', config: this.#deps.config, engine });
       requestId = options.requestId;
       await this.#synthesize(engine, options, receivedAt);
@@ -222,10 +257,9 @@ export class Session implements Drainable {
   }
 
   async #sendError(err: unknown, requestId: string | undefined): Promise<void> {
-    if (this.#gone) return;
+    if (this.#gone || isCancelled(err)) return;
     const { status, body } = toErrorBody(err, requestId);
-    if (status >= 500) this.#log.error({ err, requestId }, 'request failed');
-    else this.#log.info({ code: body.code, requestId }, 'request refused');
+    logRefusal(this.#log, err, status, body.code, requestId);
     await this.#send(JSON.stringify(body), false);
   }
 

@@ -3,6 +3,7 @@
  * (time to first audio, audio seconds, real-time factor) that go into the completion frame and
  * the log line. Shared by POST /invocations and the WebSocket session.
  */
+import type { FastifyBaseLogger } from 'fastify';
 import { AudioEncoder } from '../model/audio.ts';
 import type { Engine } from '../model/engine.ts';
 import { SAMPLE_RATE } from '../model/facts.ts';
@@ -55,6 +56,26 @@ export class RunStats {
 function round(x: number, digits: number): number {
   const f = 10 ** digits;
   return Math.round(x * f) / f;
+}
+
+/** True for the cancellation of work whose client went away: not an error to report. */
+export function isCancelled(err: unknown): boolean {
+  return err instanceof JobError && err.kind === 'cancelled';
+}
+
+/**
+ * Logs a request that got an error: internal failures at `error` with their cause, load shedding
+ * (`busy`, `shutting_down`, `not_ready`) and bad input at `info`, without stacks.
+ */
+export function logRefusal(
+  log: FastifyBaseLogger,
+  err: unknown,
+  status: number,
+  code: string,
+  requestId: string | undefined,
+): void {
+  if (status >= 500 && status !== 503) log.error({ err, requestId }, 'request failed');
+  else log.info({ code, requestId }, 'request refused');
 }
 
 /** Maps engine failures to client-facing errors; anything unknown stays internal (logged, hidden). */

@@ -5,6 +5,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Lifecycle } from '../lifecycle.ts';
+import { ttsError } from '../errors.ts';
 import { Session } from '../session.ts';
 
 export const BIDI_PATH = '/invocations-bidirectional-stream';
@@ -13,11 +14,22 @@ export const bidiRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifecyc
   app,
   { config, lifecycle },
 ) => {
-  app.get(BIDI_PATH, { websocket: true }, (socket, request) => {
-    if (lifecycle.state === 'draining') {
-      socket.close(1001, 'server shutting down');
-      return;
-    }
-    new Session(socket, { config, lifecycle, log: request.log });
+  app.route({
+    method: 'GET',
+    url: BIDI_PATH,
+    // A plain GET (no upgrade) gets a readable answer instead of an empty 404.
+    handler: async () => {
+      throw ttsError(
+        'TTS_ERR_UPGRADE_REQUIRED',
+        `${BIDI_PATH} is a WebSocket endpoint: connect with a WebSocket client`,
+      );
+    },
+    wsHandler: (socket, request) => {
+      if (lifecycle.state === 'draining') {
+        socket.close(1001, 'server shutting down');
+        return;
+      }
+      new Session(socket, { config, lifecycle, log: request.log });
+    },
   });
 };

@@ -11,6 +11,8 @@ import type { Lifecycle } from '../lifecycle.ts';
 import { PlainText, parseOptions, peekRequestId } from '../options.ts';
 import { RunStats, encodedAudio } from '../synthesis.ts';
 
+const HEADER_SAFE = /^[\x20-\x7e]+$/;
+
 export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifecycle }> = async (
   app,
   { config, lifecycle },
@@ -39,7 +41,10 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
 
     // Stop synthesizing for a client that went away.
     const controller = new AbortController();
-    const ended = lifecycle.beginHttp();
+    const ended = lifecycle.beginHttp(() => {
+      controller.abort();
+      reply.raw.destroy();
+    });
     reply.raw.on('close', () => {
       ended();
       if (!reply.raw.writableFinished) controller.abort();
@@ -47,7 +52,8 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
 
     const stats = new RunStats();
     const contentType = FORMATS[options.format](options.sampleRate);
-    reply.header('x-request-id', options.requestId);
+    // Only ids that are valid header text go into the header (the body of errors carries any id).
+    if (HEADER_SAFE.test(options.requestId)) reply.header('x-request-id', options.requestId);
 
     if (!options.stream) {
       // One complete file: encode as raw PCM and put real sizes in the WAV header.
@@ -61,6 +67,7 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
         ))
           pcm.push(part);
       } catch (err) {
+        if (controller.signal.aborted) return reply; // the client went away: nobody to answer
         throw withRequestId(err, options.requestId);
       }
       const data = Buffer.concat(pcm);

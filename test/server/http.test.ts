@@ -382,3 +382,44 @@ describe('a client that goes away', () => {
     expect((await post('/invocations', 'Next.', 'text/plain')).status).toBe(200);
   });
 });
+
+describe('POST /invocations edge cases', () => {
+  it('accepts any request_id, but only puts header-safe ones in the x-request-id header', async () => {
+    const res = await post(
+      '/invocations',
+      json({ text: 'Unicode id.', request_id: '日本\n語' }),
+      'application/json',
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers['x-request-id']).toBeUndefined();
+    const bad = await post(
+      '/invocations',
+      json({ text: 'x', speed: 9, request_id: '日本' }),
+      'application/json',
+    );
+    expect(JSON.parse(bad.body.toString())).toMatchObject({ code: 'invalid_option', request_id: '日本' });
+  });
+
+  it('refuses null options, another charset, and bytes that are not UTF-8', async () => {
+    const nul = await post('/invocations', json({ text: 'x', transport: null }), 'application/json');
+    expect(JSON.parse(nul.body.toString())).toMatchObject({
+      code: 'invalid_option',
+      message: expect.stringMatching(/got null/),
+    });
+    const utf16 = await post('/invocations', Buffer.from('hi', 'utf16le'), 'text/plain; charset=utf-16');
+    expect(utf16.status).toBe(415);
+    expect(JSON.parse(utf16.body.toString())).toMatchObject({
+      code: 'unsupported_media_type',
+      message: expect.stringMatching(/charset=utf-16/),
+    });
+    const broken = await post('/invocations', Buffer.from([0x48, 0xc3, 0x28]), 'text/plain');
+    expect(broken.status).toBe(400);
+    expect(JSON.parse(broken.body.toString())).toMatchObject({ code: 'invalid_utf8' });
+  });
+
+  it('answers a plain GET on the WebSocket route with 426', async () => {
+    const res = await fetch(`${server.http}/invocations-bidirectional-stream`);
+    expect(res.status).toBe(426);
+    expect(await res.json()).toMatchObject({ code: 'upgrade_required' });
+  });
+});

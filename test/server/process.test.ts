@@ -50,21 +50,25 @@ describe('npm start', () => {
     expect(output).toMatch(/KOKORO_DEVICE=cuda but the CUDA execution provider library/);
   });
 
-  it('on SIGTERM finishes the request in flight, closes sessions with 1001 and exits 0', async () => {
+  it('on SIGTERM finishes every request received before it, closes sessions with 1001 and exits 0', async () => {
     const server = await startServerProcess({
       KOKORO_MODEL_DIR: STANDIN_MODEL_DIR,
       KOKORO_WORKERS: '1',
       SHUTDOWN_GRACE_S: '20',
     });
     const client = await TestClient.open(server.ws);
-    const long = Array.from({ length: 8 }, (_, i) => `Sentence ${i + 1} of the last request.`).join(' ');
-    client.send({ text: long, request_id: 'last' });
+    const long = Array.from({ length: 8 }, (_, i) => `Sentence ${i + 1} of a queued request.`).join(' ');
+    for (const id of ['a', 'b', 'c']) client.send({ text: long, request_id: id });
     await client.until((c) => c.frames.some((f) => f.kind === 'audio'), 'first audio');
     const code = await server.stop(); // one SIGTERM, as SageMaker sends
     expect(code).toBe(0);
-    const [last] = requestsOf(client.frames);
-    expect(last!.complete).toBeDefined();
-    expect(last!.audio.length).toBe(8);
+    const requests = requestsOf(client.frames);
+    expect(requests.map((r) => [r.id, r.audio.length, r.complete !== undefined])).toEqual([
+      ['a', 8, true],
+      ['b', 8, true],
+      ['c', 8, true],
+    ]);
+    expect(client.controls('error')).toEqual([]);
     await client.until((c) => c.closeCode !== undefined, 'close');
     expect(client.closeCode).toBe(1001);
   });

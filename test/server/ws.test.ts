@@ -163,14 +163,14 @@ describe('WS bad input: an error frame, and the session lives on', () => {
     {
       name: 'voice in the wrong case',
       send: { text: 'Hi.', voice: 'AF_HEART' },
-      code: 'invalid_option',
-      message: /not a voice id/,
+      code: 'voice_not_found',
+      message: /Unknown voice/,
     },
     {
       name: 'path traversal as a voice',
       send: { text: 'Hi.', voice: '../../etc/passwd' },
-      code: 'invalid_option',
-      message: /not a voice id/,
+      code: 'voice_not_found',
+      message: /Unknown voice/,
     },
     {
       name: 'a voice whose language is not supported',
@@ -307,5 +307,41 @@ describe('a WS client that goes away', () => {
     }
     // 60 sentences were asked for; only those in flight at the disconnect were finished.
     expect(server.engine!.load().completed - before).toBeLessThan(5);
+  });
+});
+
+describe('WS close and flood edge cases', () => {
+  it('never refuses {"type":"close"} as busy, and ignores everything after it', async () => {
+    const client = await TestClient.open(server.ws);
+    for (let i = 0; i < 20; i++) client.send({ text: `Flood ${i}.`, request_id: `f${i}` });
+    client.send({ type: 'close' });
+    for (let i = 0; i < 30; i++) client.send({ text: `After close ${i}.`, request_id: `late${i}` });
+    await client.until((c) => c.closeCode !== undefined, 'close');
+    expect(client.closeCode).toBe(1000);
+    const busy = client.controls('error');
+    // Every busy error names a message sent before the close; none answers a later one.
+    expect(busy.length).toBeGreaterThan(0);
+    for (const b of busy) {
+      expect(b).toMatchObject({ code: 'busy' });
+      expect(String(b.request_id)).toMatch(/^f\d+$/);
+    }
+    const done = requestsOf(client.frames).map((r) => r.id);
+    expect(done.length + busy.length).toBe(20);
+  });
+
+  it('refuses null as an option value instead of using the default', async () => {
+    const client = await TestClient.open(server.ws);
+    const fields = ['voice', 'speed', 'format', 'sample_rate'];
+    for (const field of fields)
+      client.send({ text: 'Null option.', [field]: null, request_id: `null-${field}` });
+    client.send({ text: 'Fine.', request_id: 'ok' });
+    await client.untilControls('synthesis_complete', 1);
+    const errors = client.controls('error');
+    expect(errors.map((e) => e.request_id)).toEqual(fields.map((f) => `null-${f}`));
+    for (const e of errors) {
+      expect(e.code).toBe('invalid_option');
+      expect(String(e.message)).toMatch(/got null/);
+    }
+    client.close();
   });
 });
