@@ -59,7 +59,6 @@ export class Lifecycle {
     throw ttsError('TTS_ERR_NOT_READY', 'The model is still loading; retry when GET /ping answers 200');
   }
 
-
   track(session: Drainable): () => void {
     this.#sessions.add(session);
     return () => {
