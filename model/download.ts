@@ -2,6 +2,7 @@
  * Downloads the Kokoro-82M v1.0 ONNX model files from Hugging Face (or a mirror) into a local folder with
  * the onnx-community layout that the server reads. No console output: progress goes through a callback.
  */
+import { setMaxListeners } from 'node:events';
 import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DTYPE_FILES, VOICE_FILE_BYTES, VOICE_IDS, isVoiceId, type Dtype } from './facts.ts';
@@ -247,6 +248,8 @@ export async function fetchModel(options: FetchModelOptions): Promise<FetchModel
 
   // One controller for the whole run: the caller's abort and the first failure both stop every file.
   const controller = new AbortController();
+  // Each download in flight holds a few listeners on it (fetch's and ours): not a leak.
+  setMaxListeners(64, controller.signal);
   const onAbort = (): void => controller.abort(signal?.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
   let firstError: { error: unknown } | undefined;
