@@ -53,35 +53,3 @@ export function wavHeader(dataBytes?: number, sampleRate: number = SAMPLE_RATE):
   h.writeUInt32LE(unknown ? 0xffffffff : dataBytes, 40);
   return h;
 }
-
-/** Formats this build can encode, with their HTTP content types. */
-export const FORMATS = {
-  pcm: (rate: number) => `audio/pcm;rate=${rate};encoding=s16le;channels=1`,
-  wav: () => 'audio/wav',
-} as const;
-
-export type AudioFormat = keyof typeof FORMATS;
-
-export const SUPPORTED_SAMPLE_RATES = [SAMPLE_RATE] as const;
-
-/**
- * Encodes one request's audio, chunk by chunk. The container header, if any, comes once, in front
- * of the first chunk.
- */
-export class AudioEncoder {
-  #started = false;
-  constructor(
-    readonly format: AudioFormat,
-    readonly sampleRate: number = SAMPLE_RATE,
-  ) {}
-
-  encode(samples: Int16Array): Buffer {
-    const pcm = pcmBytes(samples);
-    if (this.format === 'wav' && !this.#started) {
-      this.#started = true;
-      return Buffer.concat([wavHeader(undefined, this.sampleRate), pcm]);
-    }
-    this.#started = true;
-    return pcm;
-  }
-}

@@ -10,6 +10,11 @@ import { isSupportedLanguage } from './phonemes.ts';
 import { WorkerPool, type PoolEvents } from './pool.ts';
 import { splitSentences } from './sentences.ts';
 import { VoiceCatalog, type ResolvedVoice } from './voices.ts';
+import { ffmpegAvailable } from './encoding/aac.ts';
+import { FORMATS, isPassthrough, type AudioFormat, type FormatInfo } from './encoding/formats.ts';
+import { EncoderPool } from './encoding/pool.ts';
+import type { StreamEncoder } from './encoding/types.ts';
+import { PcmEncoder, WavEncoder } from './encoding/wav.ts';
 
 export interface EngineOptions extends PoolEvents {
   readonly modelDir: string;
@@ -21,6 +26,12 @@ export interface EngineOptions extends PoolEvents {
   readonly defaultVoice: string;
   /** ORT's log severity (0 verbose … 4 fatal). */
   readonly logSeverity: 0 | 1 | 2 | 3 | 4;
+  /** Encoder worker threads (MP3, Opus, FLAC, μ-law, AAC, resampling). */
+  readonly encoderWorkers?: number;
+  /** The ffmpeg binary for AAC; AAC is offered only when it runs. */
+  readonly ffmpegPath?: string;
+  /** An encoder worker died and is being replaced. */
+  onEncoderWorkerExit?(reason: string): void;
 }
 
 export interface SynthesisRequest {
@@ -51,6 +62,8 @@ export interface EngineInfo {
   readonly contract: ModelContract;
   readonly warmupMs: number;
   readonly voices: number;
+  /** Output formats available on this machine (AAC needs ffmpeg). */
+  readonly formats: readonly AudioFormat[];
 }
 
 export interface Engine {
@@ -58,6 +71,11 @@ export interface Engine {
   readonly voices: VoiceCatalog;
   /** Sentences waiting for a worker, workers busy now, and sentences completed so far. */
   load(): { queued: number; busy: number; workers: number; completed: number };
+  /**
+   * A request's encoder for `format` at `sampleRate` (input: the engine's PCM16 at 24 kHz).
+   * Raw PCM and WAV at 24 kHz are encoded in place; everything else in an encoder worker.
+   */
+  openEncoder(format: AudioFormat, sampleRate: number): StreamEncoder;
   /** Streams a request's audio, one chunk per inference, in order. */
   stream(request: SynthesisRequest, signal?: AbortSignal): AsyncGenerator<AudioChunk>;
   dispose(): Promise<void>;
@@ -83,6 +101,21 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     options.maxQueuedJobs,
     options,
   );
+  let encoders: EncoderPool;
+  try {
+    encoders = await EncoderPool.create(
+      options.encoderWorkers ?? 1,
+      { ffmpegPath: options.ffmpegPath ?? 'ffmpeg' },
+      options.onEncoderWorkerExit,
+    );
+  } catch (err) {
+    await pool.close();
+    throw err;
+  }
+  const haveFfmpeg = ffmpegAvailable(options.ffmpegPath ?? 'ffmpeg');
+  const formats = (Object.keys(FORMATS) as AudioFormat[]).filter(
+    (f) => !(FORMATS[f] as FormatInfo).needsFfmpeg || haveFfmpeg,
+  );
   const poolInfo = pool.info;
   const info: EngineInfo = {
     provider: poolInfo.provider,
@@ -94,6 +127,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     contract: poolInfo.contract,
     warmupMs: poolInfo.warmupMs,
     voices: voices.ids.length,
+    formats,
   };
 
   async function* stream(request: SynthesisRequest, signal?: AbortSignal): AsyncGenerator<AudioChunk> {
@@ -148,7 +182,14 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     info,
     voices,
     load: () => ({ queued: pool.queued, busy: pool.busy, workers: pool.size, completed: pool.completed }),
+    openEncoder: (format, sampleRate) => {
+      if (isPassthrough(format, sampleRate))
+        return format === 'wav' ? new WavEncoder(sampleRate) : new PcmEncoder();
+      return encoders.open(format, sampleRate);
+    },
     stream,
-    dispose: () => pool.close(),
+    dispose: async () => {
+      await Promise.all([pool.close(), encoders.close()]);
+    },
   };
 }

@@ -4,8 +4,9 @@
  * queue interleaves them sentence by sentence: a new request's first sentence waits for at most
  * one sentence of each other request, never for another request's whole paragraph.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { LanguageCode } from './facts.ts';
+import { siblingModule, startWorker } from './threads.ts';
 import type { ModelContract, Provider } from './onnx.ts';
 import type { ResolvedVoice } from './voices.ts';
 import type { FromWorker, SentenceJob, WorkerInit } from './worker-protocol.ts';
@@ -67,7 +68,7 @@ interface Slot {
   current: Pending | undefined;
 }
 
-const WORKER_URL = new URL(`./worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+const WORKER_URL = siblingModule(import.meta.url, 'worker');
 
 export class WorkerPool {
   readonly #init: WorkerInit;
@@ -179,15 +180,7 @@ export class WorkerPool {
   }
 
   #spawn(index: number): Promise<PoolInfo> {
-    const options = { workerData: this.#init, name: `kokoro-inference-${index}` };
-    // From TypeScript sources (development, tests, `npm start`), the worker registers tsx itself:
-    // Node 20 does not apply `--import` hooks to a worker's entry module. Built JS loads directly.
-    const worker = WORKER_URL.pathname.endsWith('.ts')
-      ? new Worker(
-          `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(WORKER_URL.href)}); })`,
-          { ...options, eval: true },
-        )
-      : new Worker(WORKER_URL, options);
+    const worker = startWorker(WORKER_URL, { workerData: this.#init, name: `kokoro-inference-${index}` });
     const slot: Slot = { worker, ready: false, current: undefined };
     this.#slots[index] = slot;
     return new Promise<PoolInfo>((resolve, reject) => {

@@ -19,6 +19,10 @@ export interface Config {
   readonly workers: number;
   /** ONNX Runtime intra-op threads per worker. */
   readonly intraOpThreads: number;
+  /** Encoder worker threads (compressed formats and resampling). */
+  readonly encoderWorkers: number;
+  /** The ffmpeg binary, used for AAC only; AAC is offered when it runs. */
+  readonly ffmpegPath: string;
   readonly defaultVoice: string;
   /** Maximum text length per message, in Unicode code points. */
   readonly maxTextChars: number;
@@ -108,6 +112,8 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     device: oneOf<Device>('KOKORO_DEVICE', 'auto', ['auto', 'cuda', 'cpu']),
     workers,
     intraOpThreads: int('KOKORO_INTRA_OP_THREADS', Math.max(1, Math.floor(cores / workers)), 1, 256),
+    encoderWorkers: int('ENCODER_WORKERS', 1, 1, 16),
+    ffmpegPath: env.FFMPEG_PATH?.trim() || 'ffmpeg',
     defaultVoice: env.KOKORO_DEFAULT_VOICE?.trim() || 'af_heart',
     maxTextChars: int('MAX_TEXT_CHARS', 4096, 1, 1_000_000),
     maxRequestAgeS: int('MAX_REQUEST_AGE_S', 56, 1, 86_400),

@@ -94,6 +94,9 @@ async function main(): Promise<void> {
       maxQueuedJobs: config.maxQueuedJobs,
       defaultVoice: config.defaultVoice,
       logSeverity: ortSeverity(config.logLevel),
+      encoderWorkers: config.encoderWorkers,
+      ffmpegPath: config.ffmpegPath,
+      onEncoderWorkerExit: (reason) => log.error({ reason }, 'encoder worker died; replacing it'),
       onWorkerExit: ({ index, reason }) =>
         log.error({ worker: index, reason }, 'inference worker died; replacing it'),
       onWorkerReady: ({ index, warmupMs }) =>
@@ -107,10 +110,10 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   if (stopping) return;
-  const { provider, fallbackReason, modelFile, workers, dtype, warmupMs, voices } = engine.info;
+  const { provider, fallbackReason, modelFile, workers, dtype, warmupMs, voices, formats } = engine.info;
   if (fallbackReason) log.warn({ reason: fallbackReason }, 'running on CPU: CUDA unavailable');
   lifecycle.setReady(engine);
-  log.info({ provider, modelFile, dtype, workers, voices, warmupMs: Math.round(warmupMs) }, 'ready');
+  log.info({ provider, modelFile, dtype, workers, voices, formats, warmupMs: Math.round(warmupMs) }, 'ready');
 }
 
 void main();

@@ -3,7 +3,7 @@
  * messages. Wrong types and out-of-range values are errors, never clamped.
  */
 import { randomUUID } from 'node:crypto';
-import { FORMATS, SUPPORTED_SAMPLE_RATES, type AudioFormat } from '../model/audio.ts';
+import { FORMATS, isAudioFormat, type AudioFormat } from '../model/encoding/formats.ts';
 import type { Engine } from '../model/engine.ts';
 import { VoiceSpecError, type ResolvedVoice } from '../model/voices.ts';
 import type { Config } from './config.ts';
@@ -20,7 +20,11 @@ export interface SynthesisOptions {
   readonly sampleRate: number;
   /** POST only: false asks for one complete file. */
   readonly stream: boolean;
+  /** POST only: raw audio bytes, or Server-Sent Events carrying base64 audio. */
+  readonly transport: Transport;
 }
+
+export type Transport = 'binary' | 'sse';
 
 export interface OptionContext {
   readonly route: 'http' | 'ws';
@@ -28,6 +32,8 @@ export interface OptionContext {
   readonly engine: Engine;
   /** Epoch milliseconds, injectable for tests. */
   readonly now?: number;
+  /** POST: the transport when the body names none (`sse` for `Accept: text/event-stream`). */
+  readonly defaultTransport?: Transport;
 }
 
 /** A text/plain body, kept apart from a JSON string body (which is an error, not text). */
@@ -38,7 +44,7 @@ export class PlainText {
 export const SPEED_MIN = 0.5;
 export const SPEED_MAX = 2.0;
 const MAX_REQUEST_ID_CHARS = 128;
-const TRANSPORTS = ['binary'] as const;
+const TRANSPORTS: readonly Transport[] = ['binary', 'sse'];
 
 /** Counts Unicode code points without building an array (texts may be up to 1 MiB). */
 export function codePointLength(text: string): number {
@@ -147,29 +153,41 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     );
   }
 
-  const formats = Object.keys(FORMATS) as AudioFormat[];
+  const formats = engine.info.formats;
   const format = body.format === undefined ? (route === 'http' ? 'wav' : 'pcm') : body.format;
-  if (typeof format !== 'string' || !formats.includes(format as AudioFormat)) {
+  if (typeof format !== 'string' || !isAudioFormat(format) || !formats.includes(format)) {
     invalid(`format should be one of: ${formats.join(', ')}; got ${describe(format)}`);
   }
 
-  const sampleRate = body.sample_rate === undefined ? SUPPORTED_SAMPLE_RATES[0] : body.sample_rate;
-  if (typeof sampleRate !== 'number' || !(SUPPORTED_SAMPLE_RATES as readonly number[]).includes(sampleRate)) {
-    invalid(
-      `sample_rate should be one of: ${SUPPORTED_SAMPLE_RATES.join(', ')}; got ${describe(sampleRate)}`,
-    );
+  const rates = FORMATS[format].rates as readonly number[];
+  const sampleRate = body.sample_rate === undefined ? FORMATS[format].defaultRate : body.sample_rate;
+  if (typeof sampleRate !== 'number' || !rates.includes(sampleRate)) {
+    invalid(`sample_rate for ${format} should be one of: ${rates.join(', ')}; got ${describe(sampleRate)}`);
   }
 
   let stream = true;
+  let transport: Transport = 'binary';
   if (route === 'http') {
-    if (body.stream !== undefined && typeof body.stream !== 'boolean')
+    if (body.stream !== undefined && typeof body.stream !== 'boolean') {
       invalid(`stream should be true or false; got ${describe(body.stream)}`);
-    stream = body.stream !== false;
-    const transport = body.transport === undefined ? 'binary' : body.transport;
-    if (typeof transport !== 'string' || !(TRANSPORTS as readonly string[]).includes(transport)) {
-      invalid(`transport should be one of: ${TRANSPORTS.join(', ')}; got ${describe(transport)}`);
     }
+    stream = body.stream !== false;
+    const requested = body.transport === undefined ? (ctx.defaultTransport ?? 'binary') : body.transport;
+    if (typeof requested !== 'string' || !TRANSPORTS.includes(requested as Transport)) {
+      invalid(`transport should be one of: ${TRANSPORTS.join(', ')}; got ${describe(requested)}`);
+    }
+    transport = requested as Transport;
   }
 
-  return { requestId, text, chars, voice, speed, format: format as AudioFormat, sampleRate, stream };
+  return {
+    requestId,
+    text,
+    chars,
+    voice,
+    speed,
+    format: format as AudioFormat,
+    sampleRate,
+    stream,
+    transport,
+  };
 }

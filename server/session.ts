@@ -268,7 +268,7 @@ export class Session implements Drainable {
    * client reads slower than we synthesize: then wait until ws has flushed this frame
    * (backpressure), so a slow reader cannot make the server buffer without bound.
    */
-  #send(data: Buffer | string, binary: boolean): Promise<void> {
+  #send(data: Uint8Array | string, binary: boolean): Promise<void> {
     const socket = this.#socket;
     if (this.#gone || socket.readyState !== socket.OPEN) return Promise.resolve();
     if (socket.bufferedAmount < SEND_HIGH_WATER_BYTES) {

@@ -4,9 +4,9 @@
  * the log line. Shared by POST /invocations and the WebSocket session.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import { AudioEncoder } from '../model/audio.ts';
 import type { Engine } from '../model/engine.ts';
 import { SAMPLE_RATE } from '../model/facts.ts';
+import { EncoderError } from '../model/encoding/pool.ts';
 import { JobError } from '../model/pool.ts';
 import { TtsError, ttsError } from './errors.ts';
 import type { SynthesisOptions } from './options.ts';
@@ -81,6 +81,9 @@ export function logRefusal(
 /** Maps engine failures to client-facing errors; anything unknown stays internal (logged, hidden). */
 export function toTtsError(err: unknown): unknown {
   if (err instanceof TtsError) return err;
+  if (err instanceof EncoderError) {
+    return ttsError('TTS_ERR_INTERNAL', 'Encoding the audio failed; the error has been logged', err);
+  }
   if (err instanceof JobError) {
     switch (err.kind) {
       case 'busy':
@@ -105,39 +108,47 @@ export function toTtsError(err: unknown): unknown {
 }
 
 /**
- * Streams a request's encoded audio. The first buffer of a WAV stream carries the header; if the
- * text yields no audio at all, a WAV stream still gets its header (an empty, valid file).
+ * Streams a request's encoded audio. Every buffer yielded is whole units of the format (samples,
+ * codec frames, Ogg pages) and the container header, if any, is in the first one; empty encoder
+ * outputs (a codec still filling a frame) are skipped. A text that yields no audio still gets a
+ * valid, empty file where the format has a header.
  */
 export async function* encodedAudio(
   engine: Engine,
   options: SynthesisOptions,
   stats: RunStats,
   signal: AbortSignal,
-): AsyncGenerator<Buffer> {
-  const encoder = new AudioEncoder(options.format, options.sampleRate);
+): AsyncGenerator<Uint8Array> {
+  const encoder = engine.openEncoder(options.format, options.sampleRate);
+  let ended = false;
   try {
     for await (const chunk of engine.stream(
       { text: options.text, voice: options.voice, speed: options.speed },
       signal,
     )) {
-      const bytes = encoder.encode(chunk.samples);
-      stats.samples += chunk.samples.length;
+      stats.samples += chunk.samples.length; // before the samples are handed (transferred) to the encoder
       stats.chunks++;
       stats.inferenceMs += chunk.inferenceMs;
-      const first = stats.firstAudioMs === undefined;
+      const first = stats.firstInferenceMs === undefined;
       if (first) {
         stats.firstInferenceMs = chunk.inferenceMs;
         stats.firstFrontEndMs = chunk.frontEndMs;
       }
+      const bytes = await encoder.push(chunk.samples);
+      if (bytes.length === 0) continue;
       yield bytes;
       // Set after the consumer has taken the bytes (and sent them): "first audio left".
-      if (first) stats.firstAudioMs = performance.now() - stats.startedAt;
+      stats.firstAudioMs ??= performance.now() - stats.startedAt;
+    }
+    ended = true;
+    const tail = await encoder.end();
+    if (tail.length > 0) {
+      yield tail;
+      stats.firstAudioMs ??= performance.now() - stats.startedAt;
     }
   } catch (err) {
     throw toTtsError(err);
-  }
-  if (stats.chunks === 0) {
-    const empty = encoder.encode(new Int16Array(0));
-    if (empty.length > 0) yield empty;
+  } finally {
+    if (!ended) encoder.abort();
   }
 }

@@ -1,17 +1,29 @@
 /**
- * POST /invocations: one input, audio streamed back sentence by sentence as it is synthesized
- * (chunked transfer), or one complete file with `stream: false`.
+ * POST /invocations: one input, audio streamed back sentence by sentence as it is synthesized —
+ * raw bytes with chunked transfer, or Server-Sent Events carrying base64 audio — or one complete
+ * file with `stream: false`.
  */
 import { Readable } from 'node:stream';
-import type { FastifyPluginAsync } from 'fastify';
-import { FORMATS, wavHeader } from '../../model/audio.ts';
+import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
+import { wavHeader } from '../../model/audio.ts';
+import type { Engine } from '../../model/engine.ts';
+import { FORMATS } from '../../model/encoding/formats.ts';
 import type { Config } from '../config.ts';
-import { ttsError, withRequestId } from '../errors.ts';
+import { toErrorBody, ttsError, withRequestId } from '../errors.ts';
 import type { Lifecycle } from '../lifecycle.ts';
-import { PlainText, parseOptions, peekRequestId } from '../options.ts';
-import { RunStats, encodedAudio } from '../synthesis.ts';
+import { PlainText, parseOptions, peekRequestId, type SynthesisOptions } from '../options.ts';
+import { RunStats, encodedAudio, isCancelled } from '../synthesis.ts';
 
 const HEADER_SAFE = /^[\x20-\x7e]+$/;
+
+/** One Server-Sent Event: `event: NAME`, one `data:` line of JSON, a blank line. */
+export function sseEvent(name: string, data: Record<string, unknown>): string {
+  return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+function wantsSse(accept: string | undefined): boolean {
+  return accept !== undefined && /(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept);
+}
 
 export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifecycle }> = async (
   app,
@@ -31,9 +43,14 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
       );
     }
     const requestId = peekRequestId(fields);
-    let options;
+    let options: SynthesisOptions;
     try {
-      options = parseOptions(fields, { route: 'http', config, engine });
+      options = parseOptions(fields, {
+        route: 'http',
+        config,
+        engine,
+        defaultTransport: wantsSse(request.headers.accept) ? 'sse' : 'binary',
+      });
     } catch (err) {
       throw withRequestId(err, requestId);
     }
@@ -49,28 +66,29 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
       ended();
       if (!reply.raw.writableFinished) controller.abort();
     });
-
-    const stats = new RunStats();
-    const contentType = FORMATS[options.format](options.sampleRate);
     // Only ids that are valid header text go into the header (the body of errors carries any id).
     if (HEADER_SAFE.test(options.requestId)) reply.header('x-request-id', options.requestId);
 
+    const stats = new RunStats();
+    if (options.transport === 'sse') {
+      reply.header('cache-control', 'no-cache').header('x-accel-buffering', 'no');
+      return reply
+        .type('text/event-stream; charset=utf-8')
+        .send(Readable.from(sseStream(engine, options, stats, controller.signal, log)));
+    }
+
+    const contentType = FORMATS[options.format].contentType(options.sampleRate);
     if (!options.stream) {
-      // One complete file: encode as raw PCM and put real sizes in the WAV header.
-      const pcm: Buffer[] = [];
+      // One complete file. WAV gets its real sizes, so it is built from raw PCM here.
+      const parts: Uint8Array[] = [];
+      const asPcm = options.format === 'wav' ? { ...options, format: 'pcm' as const } : options;
       try {
-        for await (const part of encodedAudio(
-          engine,
-          { ...options, format: 'pcm' },
-          stats,
-          controller.signal,
-        ))
-          pcm.push(part);
+        for await (const part of encodedAudio(engine, asPcm, stats, controller.signal)) parts.push(part);
       } catch (err) {
-        if (controller.signal.aborted) return reply; // the client went away: nobody to answer
+        if (controller.signal.aborted || isCancelled(err)) return reply; // the client went away
         throw withRequestId(err, options.requestId);
       }
-      const data = Buffer.concat(pcm);
+      const data = Buffer.concat(parts);
       log.info({ chars: options.chars, ...stats.summary() }, 'synthesized');
       return reply
         .type(contentType)
@@ -81,18 +99,18 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
 
     const audio = encodedAudio(engine, options, stats, controller.signal);
     // Wait for the first audio before committing to 200: an error before it is still a clean 4xx/5xx.
-    let first: IteratorResult<Buffer>;
+    let first: IteratorResult<Uint8Array>;
     try {
       first = await audio.next();
     } catch (err) {
       throw withRequestId(err, options.requestId);
     }
 
-    async function* rest(): AsyncGenerator<Buffer> {
+    async function* rest(): AsyncGenerator<Uint8Array> {
       try {
         if (!first.done) yield first.value;
         for await (const part of audio) yield part;
-        log.info({ chars: options!.chars, ...stats.summary() }, 'synthesized');
+        log.info({ chars: options.chars, ...stats.summary() }, 'synthesized');
       } catch (err) {
         // Headers are out: the stream ends without its final chunk, which tells the client.
         if (!controller.signal.aborted)
@@ -103,3 +121,39 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
     return reply.type(contentType).send(Readable.from(rest(), { objectMode: false }));
   });
 };
+
+/**
+ * The SSE body: `audio_stream_start` at once (before inference), one `audio_chunk` per encoded
+ * buffer (whole frames, base64), then `audio_stream_end`, or `error` if synthesis fails.
+ */
+async function* sseStream(
+  engine: Engine,
+  options: SynthesisOptions,
+  stats: RunStats,
+  signal: AbortSignal,
+  log: FastifyBaseLogger,
+): AsyncGenerator<string> {
+  const request_id = options.requestId;
+  yield sseEvent('audio_stream_start', {
+    request_id,
+    format: options.format,
+    voice: options.voice.key,
+    sample_rate: options.sampleRate,
+  });
+  let seq = 0;
+  try {
+    for await (const bytes of encodedAudio(engine, options, stats, signal)) {
+      yield sseEvent('audio_chunk', { request_id, seq: seq++, data: Buffer.from(bytes).toString('base64') });
+    }
+  } catch (err) {
+    if (signal.aborted || isCancelled(err)) return;
+    const { status, body } = toErrorBody(err, request_id);
+    if (status >= 500)
+      log.error({ err, ...stats.summary() }, 'synthesis failed after the event stream began');
+    yield sseEvent('error', { request_id, code: body.code, message: body.message });
+    return;
+  }
+  const summary = stats.summary();
+  log.info({ chars: options.chars, transport: 'sse', ...summary }, 'synthesized');
+  yield sseEvent('audio_stream_end', { request_id, total_chunks: seq, duration_s: summary.audioS });
+}

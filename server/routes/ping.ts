@@ -13,7 +13,7 @@ export const pingRoutes: FastifyPluginAsync<{ lifecycle: Lifecycle }> = async (a
       reply.code(503);
       return { status: lifecycle.state };
     }
-    const { provider, fallbackReason, dtype, workers, layout, voices } = engine.info;
+    const { provider, fallbackReason, dtype, workers, layout, voices, formats } = engine.info;
     return {
       status: 'healthy',
       provider,
@@ -22,6 +22,7 @@ export const pingRoutes: FastifyPluginAsync<{ lifecycle: Lifecycle }> = async (a
       layout,
       workers,
       voices,
+      formats,
       queued: engine.load().queued,
       busy: engine.load().busy,
       sessions: lifecycle.sessions,

@@ -52,6 +52,8 @@ export async function startServer(
       maxQueuedJobs: config.maxQueuedJobs,
       defaultVoice: config.defaultVoice,
       logSeverity: 3,
+      encoderWorkers: config.encoderWorkers,
+      ffmpegPath: config.ffmpegPath,
     });
     lifecycle.setReady(engine);
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AudioEncoder, WAV_HEADER_BYTES, floatToPcm16, pcmBytes, wavHeader } from '../../model/audio.ts';
+import { WAV_HEADER_BYTES, floatToPcm16, pcmBytes, wavHeader } from '../../model/audio.ts';
+import { PcmEncoder, WavEncoder } from '../../model/encoding/wav.ts';
 
 describe('floatToPcm16', () => {
   const cases = new Map<number, number>([
@@ -37,19 +38,24 @@ describe('WAV', () => {
     expect(file.readUInt32LE(40)).toBe(2 * n);
   });
 
-  it('streams with placeholder sizes and the header only in front of the first chunk', () => {
-    const enc = new AudioEncoder('wav');
-    const first = enc.encode(new Int16Array(10));
-    const second = enc.encode(new Int16Array(10));
+  it('streams with placeholder sizes and the header only in front of the first chunk', async () => {
+    const enc = new WavEncoder(24000);
+    const first = Buffer.from(await enc.push(new Int16Array(10)));
+    const second = await enc.push(new Int16Array(10));
     expect(first.length).toBe(44 + 20);
     expect(first.readUInt32LE(4)).toBe(0xffffffff);
     expect(first.readUInt32LE(40)).toBe(0xffffffff);
     expect(second.length).toBe(20);
     expect(wavHeader(undefined).equals(first.subarray(0, 44))).toBe(true);
+    expect((await enc.end()).length).toBe(0);
   });
 
-  it('pcm has no header and names its rate', () => {
-    const enc = new AudioEncoder('pcm');
-    expect(enc.encode(new Int16Array(3)).length).toBe(6);
+  it('gives a header-only file when there is no audio at all', async () => {
+    expect((await new WavEncoder(16000).end()).length).toBe(44);
+  });
+
+  it('pcm has no header', async () => {
+    const enc = new PcmEncoder();
+    expect((await enc.push(new Int16Array(3))).length).toBe(6);
   });
 });
