@@ -9,7 +9,7 @@
  *
  * Usage: npm run bench -- [--trials 15] [--repeat 30] [--workers 2] [--model-dir DIR] [--out docs/bench] [--readme]
  */
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { writeStandinModelDir } from './make-standin-model.ts';
 import { startServerProcess, type ServerProcess } from './lib/server-process.ts';
-import { markdownTable, median, quantile, round } from './lib/stats.ts';
+import { markdownTable, median, quantile, replaceReadmeBlock, round } from './lib/stats.ts';
 
 export const PARAGRAPH = [
   'Thanks for waiting, I found three flights that match your dates and budget.',
@@ -129,18 +129,6 @@ async function pingUnderLoad(
   }
   for (const s of sockets) s.close();
   return { latencies, busySeen };
-}
-
-/** Replaces the figures between the README's bench markers. */
-function updateReadme(md: string): void {
-  const file = new URL('../README.md', import.meta.url);
-  const readme = readFileSync(file, 'utf8');
-  const start = '<!-- bench:core -->';
-  const end = '<!-- /bench:core -->';
-  const a = readme.indexOf(start);
-  const b = readme.indexOf(end);
-  if (a < 0 || b < a) throw new Error('README has no bench:core markers');
-  writeFileSync(file, `${readme.slice(0, a + start.length)}\n${md}\n${readme.slice(b)}`);
 }
 
 async function main(): Promise<void> {
@@ -272,7 +260,7 @@ async function main(): Promise<void> {
     mkdirSync(values.out!, { recursive: true });
     writeFileSync(join(values.out!, 'core.json'), `${JSON.stringify(result, null, 2)}\n`);
     writeFileSync(join(values.out!, 'core.md'), `${md}\n\nCommand: \`npm run bench\`\n`);
-    if (values.readme) updateReadme(md);
+    if (values.readme) replaceReadmeBlock('bench:core', md);
     process.stdout.write(`${md}\n`);
   } finally {
     await server.stop();

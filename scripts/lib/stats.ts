@@ -1,4 +1,5 @@
-/** Small statistics helpers for the benchmark scripts. */
+/** Small statistics and reporting helpers for the benchmark scripts. */
+import { readFileSync, writeFileSync } from 'node:fs';
 
 export function quantile(values: readonly number[], q: number): number {
   if (values.length === 0) return NaN;
@@ -23,4 +24,16 @@ export function markdownTable(
 ): string {
   const line = (cells: readonly (string | number)[]) => `| ${cells.join(' | ')} |`;
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+/** Replaces the text between `<!-- NAME -->` and `<!-- /NAME -->` in the README. */
+export function replaceReadmeBlock(name: string, text: string): void {
+  const file = new URL('../../README.md', import.meta.url);
+  const readme = readFileSync(file, 'utf8');
+  const start = `<!-- ${name} -->`;
+  const end = `<!-- /${name} -->`;
+  const a = readme.indexOf(start);
+  const b = readme.indexOf(end);
+  if (a < 0 || b < a) throw new Error(`README has no ${name} markers`);
+  writeFileSync(file, `${readme.slice(0, a + start.length)}\n${text}\n${readme.slice(b)}`);
 }

@@ -212,7 +212,8 @@ describe('WS bad input: an error frame, and the session lives on', () => {
       name: 'unsupported sample rate',
       send: { text: 'Hi.', sample_rate: 11025 },
       code: 'invalid_option',
-      message: /sample_rate for pcm should be one of: 8000, 16000, 22050, 24000, 44100, 48000; got number 11025/,
+      message:
+        /sample_rate for pcm should be one of: 8000, 16000, 22050, 24000, 44100, 48000; got number 11025/,
     },
     {
       name: 'stale request',
