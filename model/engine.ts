@@ -30,6 +30,8 @@ export interface EngineOptions extends PoolEvents {
   readonly encoderWorkers?: number;
   /** The ffmpeg binary for AAC; AAC is offered only when it runs. */
   readonly ffmpegPath?: string;
+  /** Tests only: see WorkerInit.faultInjection. */
+  readonly faultInjection?: boolean;
   /** An encoder worker died and is being replaced. */
   onEncoderWorkerExit?(reason: string): void;
 }
@@ -96,6 +98,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       intraOpThreads: options.intraOpThreads,
       logSeverity: options.logSeverity,
       warmupVoice,
+      ...(options.faultInjection ? { faultInjection: true } : {}),
     },
     options.workers,
     options.maxQueuedJobs,

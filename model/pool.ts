@@ -110,8 +110,9 @@ export class WorkerPool {
     return this.#info;
   }
 
+  /** Workers loaded and able to take work (fewer than configured while one is being replaced). */
   get size(): number {
-    return this.#slots.length;
+    return this.#slots.filter((s) => s?.ready).length;
   }
 
   /** Sentences waiting for a worker. */
@@ -202,6 +203,7 @@ export class WorkerPool {
           }
           case 'fatal':
             reject(new Error(message.message));
+            void worker.terminate();
             break;
           default:
             this.#onJobMessage(slot, message);
@@ -253,10 +255,19 @@ export class WorkerPool {
     slot.current = undefined;
     if (this.#closed) return;
     this.#events.onWorkerExit?.({ index, reason });
-    // Replace it; the others keep serving meanwhile.
-    this.#spawn(index).catch((err: Error) =>
-      this.#events.onWorkerExit?.({ index, reason: `restart failed: ${err.message}` }),
-    );
+    this.#respawn(index, 0);
+  }
+
+  /** Replaces a worker; the others keep serving meanwhile. Retries with backoff if it fails. */
+  #respawn(index: number, attempt: number): void {
+    const delay = attempt === 0 ? 0 : Math.min(30_000, 500 * 2 ** (attempt - 1));
+    setTimeout(() => {
+      if (this.#closed) return;
+      this.#spawn(index).catch((err: Error) => {
+        this.#events.onWorkerExit?.({ index, reason: `restart failed: ${err.message}` });
+        this.#respawn(index, attempt + 1);
+      });
+    }, delay).unref();
   }
 
   #dispatch(): void {

@@ -13,6 +13,11 @@ export interface WorkerInit {
   readonly logSeverity: 0 | 1 | 2 | 3 | 4;
   /** Voice used for the warm-up inference. */
   readonly warmupVoice: ResolvedVoice;
+  /**
+   * Tests only: a sentence containing `__crash_worker__` ends the worker thread, one containing
+   * `__fail_inference__` fails its inference. Never set in production.
+   */
+  readonly faultInjection?: boolean;
 }
 
 export interface SentenceJob {

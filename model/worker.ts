@@ -31,6 +31,10 @@ async function frontEnd(text: string, lang: LanguageCode): Promise<string[]> {
 }
 
 async function runJob(job: SentenceJob): Promise<void> {
+  if (init.faultInjection) {
+    if (job.text.includes('__crash_worker__')) process.exit(70);
+    if (job.text.includes('__fail_inference__')) throw new Error('injected inference failure');
+  }
   const t0 = performance.now();
   const pieces = await frontEnd(job.text, job.lang);
   const frontEndMs = performance.now() - t0;

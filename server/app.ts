@@ -8,9 +8,11 @@ import type { Config } from './config.ts';
 import { TtsError, toErrorBody, ttsError } from './errors.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { PlainText } from './options.ts';
+import { registerSecurity } from './security.ts';
 import { logRefusal } from './synthesis.ts';
 import { bidiRoutes } from './routes/bidi.ts';
 import { invocationRoutes } from './routes/invocations.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { pingRoutes } from './routes/ping.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -102,7 +104,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const mapped = err instanceof TtsError ? err : fromFastifyError(err, config);
     const { status, body } = toErrorBody(mapped);
-    logRefusal(request.log, err, status, body.code, body.request_id);
+    logRefusal(request.log, deps.lifecycle.metrics, err, status, body.code, body.request_id);
     return reply.code(status).type('application/json').send(body);
   });
   app.setNotFoundHandler((request, reply) =>
@@ -118,6 +120,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       ),
   );
 
+  registerSecurity(app, config);
+
   await app.register(websocket, {
     options: {
       maxPayload: config.wsMaxMessageBytes,
@@ -126,6 +130,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
   });
   await app.register(pingRoutes, { lifecycle: deps.lifecycle });
+  await app.register(metricsRoutes, { lifecycle: deps.lifecycle });
   await app.register(invocationRoutes, { config, lifecycle: deps.lifecycle });
   await app.register(bidiRoutes, { config, lifecycle: deps.lifecycle });
   return app;

@@ -43,6 +43,12 @@ export interface Config {
   readonly logLevel: LogLevel;
   /** Fetch the model into modelDir at startup when it is missing (explicit consent). */
   readonly fetchModel: boolean;
+  /** Open WebSocket sessions allowed at once; more are closed with 1013 (try again later). */
+  readonly maxSessions: number;
+  /** When set, every route but /ping needs `Authorization: Bearer <token>`. */
+  readonly authToken: string | undefined;
+  /** Origins allowed by CORS (`*` for any); empty: no CORS headers. */
+  readonly corsOrigins: readonly string[];
   /** Where to fetch from: a Hugging Face mirror, when set (HF_ENDPOINT). */
   readonly hfEndpoint: string | undefined;
 }
@@ -134,6 +140,12 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     ]),
     fetchModel: bool('KOKORO_FETCH_MODEL'),
     hfEndpoint: env.HF_ENDPOINT?.trim() || undefined,
+    maxSessions: int('MAX_SESSIONS', 256, 1, 100_000),
+    authToken: env.AUTH_TOKEN?.trim() || undefined,
+    corsOrigins: (env.CORS_ORIGINS ?? '')
+      .split(',')
+      .map((o) => o.trim())
+      .filter(Boolean),
     ...overrides,
   };
 

@@ -5,6 +5,7 @@
  */
 import type { Engine } from '../model/engine.ts';
 import { ttsError } from './errors.ts';
+import { Metrics } from './metrics.ts';
 
 export type State = 'starting' | 'ready' | 'draining' | 'failed';
 
@@ -17,6 +18,11 @@ export interface Drainable {
 }
 
 export class Lifecycle {
+  /** The app's Prometheus metrics; they read the engine and sessions from here. */
+  readonly metrics: Metrics = new Metrics(
+    () => this.#engine,
+    () => this.#sessions.size,
+  );
   #state: State = 'starting';
   #engine: Engine | undefined;
   readonly #sessions = new Set<Drainable>();

@@ -96,9 +96,14 @@ async function main(): Promise<void> {
       logSeverity: ortSeverity(config.logLevel),
       encoderWorkers: config.encoderWorkers,
       ffmpegPath: config.ffmpegPath,
-      onEncoderWorkerExit: (reason) => log.error({ reason }, 'encoder worker died; replacing it'),
-      onWorkerExit: ({ index, reason }) =>
-        log.error({ worker: index, reason }, 'inference worker died; replacing it'),
+      onEncoderWorkerExit: (reason) => {
+        lifecycle.metrics.workerRestarts.inc({ kind: 'encoder' });
+        log.error({ reason }, 'encoder worker died; replacing it');
+      },
+      onWorkerExit: ({ index, reason }) => {
+        lifecycle.metrics.workerRestarts.inc({ kind: 'inference' });
+        log.error({ worker: index, reason }, 'inference worker died; replacing it');
+      },
       onWorkerReady: ({ index, warmupMs }) =>
         log.debug({ worker: index, warmupMs }, 'inference worker ready'),
     });

@@ -241,16 +241,17 @@ export class Session implements Drainable {
           type: 'synthesis_complete',
           request_id: options.requestId,
           total_duration_s: summary.audioS,
-          elapsed_s: summary.elapsedMs! / 1000,
-          time_to_first_audio_s: summary.ttfaMs! / 1000,
-          inference_s: summary.inferenceMs! / 1000,
-          first_chunk_inference_s: summary.firstInferenceMs! / 1000,
-          first_chunk_frontend_s: summary.firstFrontEndMs! / 1000,
+          elapsed_s: summary.elapsedMs / 1000,
+          time_to_first_audio_s: summary.ttfaMs / 1000,
+          inference_s: summary.inferenceMs / 1000,
+          first_chunk_inference_s: summary.firstInferenceMs / 1000,
+          first_chunk_frontend_s: summary.firstFrontEndMs / 1000,
           chunks: summary.chunks,
         }),
         false,
       );
       this.#log.info({ requestId: options.requestId, chars: options.chars, ...summary }, 'synthesized');
+      this.#deps.lifecycle.metrics.observe('ws', options.format, summary);
     } finally {
       this.#current = undefined;
     }
@@ -259,7 +260,7 @@ export class Session implements Drainable {
   async #sendError(err: unknown, requestId: string | undefined): Promise<void> {
     if (this.#gone || isCancelled(err)) return;
     const { status, body } = toErrorBody(err, requestId);
-    logRefusal(this.#log, err, status, body.code, requestId);
+    logRefusal(this.#log, this.#deps.lifecycle.metrics, err, status, body.code, requestId);
     await this.#send(JSON.stringify(body), false);
   }
 

@@ -4,12 +4,25 @@
  * the log line. Shared by POST /invocations and the WebSocket session.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import type { Metrics } from './metrics.ts';
 import type { Engine } from '../model/engine.ts';
 import { SAMPLE_RATE } from '../model/facts.ts';
 import { EncoderError } from '../model/encoding/pool.ts';
 import { JobError } from '../model/pool.ts';
 import { TtsError, ttsError } from './errors.ts';
 import type { SynthesisOptions } from './options.ts';
+
+/** One request's figures, in milliseconds and seconds of audio. */
+export interface RunSummary {
+  readonly audioS: number;
+  readonly elapsedMs: number;
+  readonly ttfaMs: number;
+  readonly inferenceMs: number;
+  readonly rtf: number;
+  readonly chunks: number;
+  readonly firstInferenceMs: number;
+  readonly firstFrontEndMs: number;
+}
 
 export class RunStats {
   /** When the request arrived (performance.now()); time to first audio counts from here. */
@@ -38,7 +51,7 @@ export class RunStats {
   }
 
   /** Fields for the log line and the completion frame. */
-  summary(): Record<string, number> {
+  summary(): RunSummary {
     const elapsedMs = this.elapsedMs;
     return {
       audioS: round(this.audioSeconds, 3),
@@ -69,11 +82,13 @@ export function isCancelled(err: unknown): boolean {
  */
 export function logRefusal(
   log: FastifyBaseLogger,
+  metrics: Metrics,
   err: unknown,
   status: number,
   code: string,
   requestId: string | undefined,
 ): void {
+  metrics.errors.inc({ code });
   if (status >= 500 && status !== 503) log.error({ err, requestId }, 'request failed');
   else log.info({ code, requestId }, 'request refused');
 }

@@ -29,6 +29,11 @@ export const bidiRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifecyc
         socket.close(1001, 'server shutting down');
         return;
       }
+      if (lifecycle.sessions >= config.maxSessions) {
+        // 1013: try again later. The limit keeps memory and scheduling fair for those admitted.
+        socket.close(1013, `the server has ${config.maxSessions} sessions open, its limit`);
+        return;
+      }
       new Session(socket, { config, lifecycle, log: request.log });
     },
   });

@@ -12,6 +12,7 @@ import type { Config } from '../config.ts';
 import { toErrorBody, ttsError, withRequestId } from '../errors.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import { PlainText, parseOptions, peekRequestId, type SynthesisOptions } from '../options.ts';
+import type { Metrics } from '../metrics.ts';
 import { RunStats, encodedAudio, isCancelled } from '../synthesis.ts';
 
 const HEADER_SAFE = /^[\x20-\x7e]+$/;
@@ -74,7 +75,7 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
       reply.header('cache-control', 'no-cache').header('x-accel-buffering', 'no');
       return reply
         .type('text/event-stream; charset=utf-8')
-        .send(Readable.from(sseStream(engine, options, stats, controller.signal, log)));
+        .send(Readable.from(sseStream(engine, options, stats, controller.signal, log, lifecycle.metrics)));
     }
 
     const contentType = FORMATS[options.format].contentType(options.sampleRate);
@@ -89,7 +90,9 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
         throw withRequestId(err, options.requestId);
       }
       const data = Buffer.concat(parts);
-      log.info({ chars: options.chars, ...stats.summary() }, 'synthesized');
+      const summary = stats.summary();
+      log.info({ chars: options.chars, ...summary }, 'synthesized');
+      lifecycle.metrics.observe('http', options.format, summary);
       return reply
         .type(contentType)
         .send(
@@ -110,7 +113,9 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
       try {
         if (!first.done) yield first.value;
         for await (const part of audio) yield part;
-        log.info({ chars: options.chars, ...stats.summary() }, 'synthesized');
+        const summary = stats.summary();
+        log.info({ chars: options.chars, ...summary }, 'synthesized');
+        lifecycle.metrics.observe('http', options.format, summary);
       } catch (err) {
         // Headers are out: the stream ends without its final chunk, which tells the client.
         if (!controller.signal.aborted)
@@ -132,6 +137,7 @@ async function* sseStream(
   stats: RunStats,
   signal: AbortSignal,
   log: FastifyBaseLogger,
+  metrics: Metrics,
 ): AsyncGenerator<string> {
   const request_id = options.requestId;
   yield sseEvent('audio_stream_start', {
@@ -155,5 +161,6 @@ async function* sseStream(
   }
   const summary = stats.summary();
   log.info({ chars: options.chars, transport: 'sse', ...summary }, 'synthesized');
+  metrics.observe('http', options.format, summary);
   yield sseEvent('audio_stream_end', { request_id, total_chunks: seq, duration_s: summary.audioS });
 }

@@ -13,6 +13,11 @@ export const pingRoutes: FastifyPluginAsync<{ lifecycle: Lifecycle }> = async (a
       reply.code(503);
       return { status: lifecycle.state };
     }
+    if (engine.load().workers === 0) {
+      // Every inference worker is down (being replaced): unhealthy until one is back.
+      reply.code(503);
+      return { status: 'degraded', workers: 0 };
+    }
     const { provider, fallbackReason, dtype, workers, layout, voices, formats } = engine.info;
     return {
       status: 'healthy',

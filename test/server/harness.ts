@@ -54,6 +54,8 @@ export async function startServer(
       logSeverity: 3,
       encoderWorkers: config.encoderWorkers,
       ffmpegPath: config.ffmpegPath,
+      faultInjection: env.FAULT_INJECTION === '1',
+      onWorkerExit: () => lifecycle.metrics.workerRestarts.inc({ kind: 'inference' }),
     });
     lifecycle.setReady(engine);
   }

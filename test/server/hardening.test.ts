@@ -1,0 +1,226 @@
+/**
+ * Behaviour under load and faults: fair scheduling (by ordering, not timing), bounded queues,
+ * worker failures, metrics, and the optional auth and CORS.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { TestClient, requestsOf, startServer, type TestServer } from './harness.ts';
+
+const sentences = (n: number, prefix: string) =>
+  Array.from({ length: n }, (_, i) => `${prefix} sentence number ${i + 1} goes here.`).join(' ');
+
+describe('scheduling', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ KOKORO_WORKERS: '1', MAX_QUEUED_JOBS: '4' });
+  });
+  afterAll(() => server.close());
+
+  it('a short request from another session gets its audio before a long paragraph finishes', async () => {
+    const a = await TestClient.open(server.ws);
+    const b = await TestClient.open(server.ws);
+    a.send({ text: sentences(25, 'Long'), request_id: 'long' });
+    await a.until((c) => c.frames.some((f) => f.kind === 'audio'), 'first audio of the long request');
+    b.send({ text: 'Short one.', request_id: 'short' });
+    await b.untilControls('synthesis_complete', 1);
+    // The one worker took B's sentence between two of A's: A is still going.
+    expect(a.controls('synthesis_complete')).toEqual([]);
+    await a.untilControls('synthesis_complete', 1);
+    expect(requestsOf(a.frames)[0]!.audio.length).toBe(25);
+    a.close();
+    b.close();
+  });
+
+  it('refuses new requests with busy when the inference queue is full, and keeps sessions open', async () => {
+    const clients = await Promise.all(Array.from({ length: 8 }, () => TestClient.open(server.ws)));
+    clients.forEach((c, i) => c.send({ text: sentences(3, `Session ${i}`), request_id: `s${i}` }));
+    const posts = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        fetch(`${server.http}/invocations`, {
+          method: 'POST',
+          headers: { 'content-type': 'text/plain' },
+          body: 'Also here.',
+        }),
+      ),
+    );
+    await Promise.all(
+      clients.map((c) =>
+        c.until(
+          (x) => x.controls('synthesis_complete').length + x.controls('error').length >= 1,
+          'an answer',
+        ),
+      ),
+    );
+    const busy = clients.flatMap((c) => c.controls('error')).filter((e) => e.code === 'busy');
+    const httpBusy = await Promise.all(posts.filter((p) => p.status === 503).map((p) => p.json()));
+    expect(busy.length + httpBusy.length).toBeGreaterThan(0);
+    for (const e of httpBusy)
+      expect(e).toMatchObject({ code: 'busy', message: expect.stringMatching(/retry/) });
+    // Admitted requests complete whole: every sentence of each.
+    for (const c of clients)
+      for (const r of requestsOf(c.frames)) if (r.complete) expect(r.audio.length).toBe(3);
+    // Every session is still usable.
+    for (const c of clients) {
+      const n = c.controls('synthesis_complete').length;
+      c.send({ text: 'Again.' });
+      await c.untilControls('synthesis_complete', n + 1);
+      expect(c.closeCode).toBeUndefined();
+      c.close();
+    }
+  });
+});
+
+describe('faults', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ KOKORO_WORKERS: '1', FAULT_INJECTION: '1' });
+  });
+  afterAll(() => server.close());
+
+  it('a crashed worker fails only its request; it is replaced and the session goes on', async () => {
+    const client = await TestClient.open(server.ws);
+    client.send({ text: 'This one __crash_worker__ now.', request_id: 'crash' });
+    client.send({ text: 'And this one is fine.', request_id: 'after' });
+    await client.until(
+      (c) => requestsOf(c.frames).some((r) => r.id === 'after' && r.complete),
+      'the next request',
+    );
+    const [error] = client.controls('error');
+    expect(error).toMatchObject({ code: 'inference_failed', request_id: 'crash' });
+    expect(String(error!.message)).not.toMatch(/exited|code 70|\/work\//);
+    const metrics = await (await fetch(`${server.http}/metrics`)).text();
+    expect(metrics).toMatch(/tts_worker_restarts_total\{kind="inference"\} 1/);
+    expect((await fetch(`${server.http}/ping`)).status).toBe(200);
+    client.close();
+  });
+
+  it('an inference error fails only its request, without internals', async () => {
+    const client = await TestClient.open(server.ws);
+    client.send({ text: 'Break __fail_inference__ please.', request_id: 'fail' });
+    client.send({ text: 'Fine.', request_id: 'ok' });
+    await client.untilControls('synthesis_complete', 1);
+    expect(client.controls('error')).toEqual([
+      {
+        type: 'error',
+        code: 'inference_failed',
+        message: 'Synthesis failed inside the model; the error has been logged',
+        request_id: 'fail',
+      },
+    ]);
+    client.close();
+  });
+});
+
+describe('GET /metrics', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(() => server.close());
+
+  it('exposes latency, audio, queue, sessions, errors, provider and process figures', async () => {
+    const client = await TestClient.open(server.ws);
+    client.send({ text: 'Measure me.' });
+    client.send({ text: 'Bad.', voice: 'nobody_here' });
+    await client.until(
+      (c) => c.controls('synthesis_complete').length === 1 && c.controls('error').length === 1,
+      'answers',
+    );
+    const res = await fetch(`${server.http}/metrics`);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await res.text();
+    for (const pattern of [
+      /tts_time_to_first_audio_seconds_count\{route="ws"\} 1/,
+      /tts_synthesis_seconds_bucket/,
+      /tts_real_time_factor_count 1/,
+      /tts_audio_seconds_total\{format="pcm"\} [0-9.]+/,
+      /tts_queue_depth 0/,
+      /tts_workers_ready 1/,
+      /tts_active_sessions 1/,
+      /tts_errors_total\{code="voice_not_found"\} 1/,
+      /tts_execution_provider\{provider="cpu",dtype="fp32"\} 1/,
+      /process_resident_memory_bytes [0-9.e+]+/,
+    ]) {
+      expect(text).toMatch(pattern);
+    }
+    client.close();
+  });
+});
+
+describe('limits and security options', () => {
+  it('closes sessions past MAX_SESSIONS with 1013', async () => {
+    const server = await startServer({ MAX_SESSIONS: '2' });
+    try {
+      const a = await TestClient.open(server.ws);
+      const b = await TestClient.open(server.ws);
+      const c = await TestClient.open(server.ws);
+      await c.until((x) => x.closeCode !== undefined, 'close');
+      expect(c.closeCode).toBe(1013);
+      a.close();
+      b.close();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('with AUTH_TOKEN, requires the bearer token everywhere but /ping', async () => {
+    const server = await startServer({ AUTH_TOKEN: 's3cret' });
+    try {
+      expect((await fetch(`${server.http}/ping`)).status).toBe(200);
+      const denied = await fetch(`${server.http}/invocations`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: 'Hi.',
+      });
+      expect(denied.status).toBe(401);
+      expect(await denied.json()).toMatchObject({ code: 'unauthorized' });
+      const wrong = await fetch(`${server.http}/metrics`, { headers: { authorization: 'Bearer nope' } });
+      expect(wrong.status).toBe(401);
+      const allowed = await fetch(`${server.http}/invocations`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain', authorization: 'Bearer s3cret' },
+        body: 'Hi.',
+      });
+      expect(allowed.status).toBe(200);
+      await allowed.arrayBuffer();
+      const status = await new Promise<number>((resolve) => {
+        const ws = new WebSocket(server.ws);
+        ws.on('unexpected-response', (req, res) => {
+          req.destroy(); // ws leaves the refused connection open otherwise
+          resolve(res.statusCode ?? 0);
+        });
+        ws.on('open', () => resolve(101));
+      });
+      expect(status).toBe(401);
+      const ok = new WebSocket(server.ws, { headers: { authorization: 'Bearer s3cret' } });
+      await new Promise((resolve, reject) => {
+        ok.on('open', resolve);
+        ok.on('error', reject);
+      });
+      ok.close();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('sends CORS headers only for configured origins, and answers preflights', async () => {
+    const plain = await startServer();
+    const cors = await startServer({ CORS_ORIGINS: 'https://app.example' });
+    try {
+      const none = await fetch(`${plain.http}/ping`, { headers: { origin: 'https://app.example' } });
+      expect(none.headers.get('access-control-allow-origin')).toBeNull();
+      const preflight = await fetch(`${cors.http}/invocations`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example');
+      expect(preflight.headers.get('access-control-allow-methods')).toMatch(/POST/);
+      const other = await fetch(`${cors.http}/ping`, { headers: { origin: 'https://evil.example' } });
+      expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    } finally {
+      await plain.close();
+      await cors.close();
+    }
+  });
+});
