@@ -1,21 +1,32 @@
 /**
- * Sentence splitting, incremental: `SentenceChunker.feed()` takes text as it arrives (an LLM's
- * tokens, say) and returns the sentences it completes; `flush()` returns the rest at end of input.
- * `splitSentences()` is the same chunker fed a whole string, so both shapes share one code path and
- * give the same result however the text is cut into fragments.
+ * Sentence splitting, incremental: `IncrementalSentenceChunker.feed()` takes text as it arrives (an
+ * LLM's tokens, say) and returns the sentences it completes; `flush()` returns the rest at end of
+ * input. `splitSentences()` is the same chunker fed a whole string, so both shapes share one code
+ * path and give the same result however the text is cut into fragments.
  *
  * A sentence ends at `.`, `!`, `?` or `…` (runs such as `?!` or `...` count as one stop), plus any
  * closing quotes or brackets, when whitespace and then a word that does not start in lower case
  * follow; at a CJK stop (`。！？`); or at a line break. Not at a decimal point (`3.5`), after
  * common abbreviations (`Dr.`, `e.g.`, `U.S.`) or initials, or inside an ellipsis followed by lower
- * case. A sentence longer than `maxChars` is cut at the last clause mark (`,;:—`) before the limit,
- * else at the last space, else at the limit.
+ * case. A sentence longer than `maxChars` is cut at the last clause mark before the limit, else at
+ * the last space, else at the limit.
+ *
+ * Clause marks are `,;:` followed by whitespace (so `3,000` and `10:30` are not), their full-width
+ * forms `，；：`, an em dash `—`, and an en dash or hyphen standing between spaces (` – `, ` - `,
+ * ` -- `), each with any closing quotes after it.
+ *
+ * Pure module: no Node.js APIs, so the client package can ship it to browsers too.
  */
 
 const STOPS = '.!?…';
 const CJK_STOPS = '。！？';
 const CLOSERS = `"'”’)]}»」』`;
-const CLAUSE_MARKS = ',;:—–';
+/** Clause marks that need whitespace after them (`3,000`, `10:30`, `a,b` are not clauses). */
+const SPACED_CLAUSE_MARKS = ',;:';
+/** Clause marks that end a clause whatever follows (CJK text has no spaces; `word—word`). */
+const BARE_CLAUSE_MARKS = '，；：—';
+/** Dashes that count only between spaces (`1990–2000` and `well-known` are not clauses). */
+const SPACED_DASHES = '–-';
 
 // Lower-cased, without the final period. Multi-dot forms ("e.g") are matched as written.
 const ABBREVIATIONS = new Set([
@@ -85,89 +96,165 @@ const ABBREVIATIONS = new Set([
   'a.k.a',
 ]);
 
+/** Options of {@link IncrementalSentenceChunker} and {@link splitSentences}. */
 export interface ChunkerOptions {
-  /** Sentences longer than this (in UTF-16 units) are cut at a clause mark or space. */
+  /**
+   * Chunks longer than this (in UTF-16 units) are cut at the last clause mark before the limit,
+   * else at the last space, else at the limit itself. At least 8; default 400.
+   */
   readonly maxChars?: number;
+  /**
+   * When set, the first chunk of a stream is released early, at the first clause mark (comma,
+   * semicolon, colon, dash) that closes at least this many characters, instead of waiting for the
+   * end of the sentence. This cuts the time to first audio when a reply opens with a long sentence;
+   * later chunks are whole sentences again. Off (`undefined` or 0) by default.
+   */
+  readonly firstChunkMinChars?: number;
 }
 
 const DEFAULT_MAX_CHARS = 400;
+const MIN_MAX_CHARS = 8;
 
-/** Where a sentence ends (`end`, exclusive) and where the next begins (`next`). */
+/** Where a chunk ends (`end`, exclusive) and where the next begins (`next`). */
 interface Boundary {
   end: number;
   next: number;
 }
 
+/** The first boundary in the buffer, or the end of a candidate that still needs more text to decide. */
+interface Found {
+  boundary?: Boundary;
+  pendingEnd?: number;
+}
+
 const isSpace = (ch: string | undefined): boolean => ch !== undefined && /\s/.test(ch);
 
-/** Splits text into sentences as it streams in. */
-export class SentenceChunker {
+/**
+ * Splits text into sentence-sized chunks as it streams in, for one utterance at a time.
+ *
+ * `feed()` returns the chunks a fragment completed and keeps the unfinished tail; `flush()` returns
+ * the tail at the end of the input. Feeding a text whole, character by character or in fragments of
+ * any size gives the same chunks. Chunks are trimmed and never empty.
+ *
+ * @example
+ * const chunker = new IncrementalSentenceChunker({ firstChunkMinChars: 24 });
+ * for await (const token of llm) for (const s of chunker.feed(token)) session.send(s);
+ * for (const s of chunker.flush()) session.send(s);
+ */
+export class IncrementalSentenceChunker {
   #buffer = '';
+  /** Whether a chunk of the current stream has been released (early release is for the first only). */
+  #released = false;
   readonly #maxChars: number;
+  readonly #firstChunkMinChars: number;
 
+  /** @throws RangeError for a `maxChars` below 8 or a negative `firstChunkMinChars`. */
   constructor(options: ChunkerOptions = {}) {
-    this.#maxChars = Math.max(8, options.maxChars ?? DEFAULT_MAX_CHARS);
+    const maxChars = options.maxChars ?? DEFAULT_MAX_CHARS;
+    if (!(maxChars >= MIN_MAX_CHARS)) {
+      throw new RangeError(`maxChars must be a number of at least ${MIN_MAX_CHARS}, got ${maxChars}`);
+    }
+    const firstChunkMinChars = options.firstChunkMinChars ?? 0;
+    if (!(firstChunkMinChars >= 0) || !Number.isFinite(firstChunkMinChars)) {
+      throw new RangeError(
+        `firstChunkMinChars must be a finite number of 0 (off) or more, got ${firstChunkMinChars}`,
+      );
+    }
+    this.#maxChars = Math.floor(maxChars);
+    this.#firstChunkMinChars = Math.ceil(firstChunkMinChars);
   }
 
-  /** Adds text; returns the sentences this fragment completed (trimmed, never empty). */
+  /** Adds a fragment of text; returns the chunks it completed (possibly none). */
   feed(fragment: string): string[] {
     this.#buffer += fragment;
     return this.#drain(false);
   }
 
-  /** Ends the input; returns what is left (a last sentence without a stop is not lost). */
+  /**
+   * Ends the input and returns what is left, so a last sentence without a stop is never lost. The
+   * chunker is then ready for a new stream (as after {@link reset}).
+   */
   flush(): string[] {
     const out = this.#drain(true);
-    this.#buffer = '';
+    this.reset();
     return out;
+  }
+
+  /** Drops buffered text and starts a new stream (its first chunk may be released early again). */
+  reset(): void {
+    this.#buffer = '';
+    this.#released = false;
+  }
+
+  /** The text received but not yet returned as a chunk. */
+  get buffered(): string {
+    return this.#buffer;
   }
 
   #drain(final: boolean): string[] {
     const out: string[] = [];
+    const max = this.#maxChars;
     for (;;) {
-      const b = this.#buffer;
-      const found = findBoundary(b, final);
+      // Leading whitespace never belongs to a chunk; dropping it makes lengths count real text.
+      const b = (this.#buffer = this.#buffer.trimStart());
+      if (b === '') break;
+      const early = !this.#released && this.#firstChunkMinChars > 0 ? this.#firstChunkMinChars : 0;
+      const found = findBoundary(b, final, early);
       let cut: Boundary | null = null;
       if (found.boundary) {
-        cut = found.boundary.end <= this.#maxChars ? found.boundary : longCut(b, this.#maxChars);
-      } else if (found.pendingEnd !== undefined && found.pendingEnd <= this.#maxChars) {
+        cut = found.boundary.end <= max ? found.boundary : longCut(b, max);
+      } else if (found.pendingEnd !== undefined && found.pendingEnd <= max) {
         cut = null; // a boundary within the limit may be confirmed by the next fragment
-      } else if (b.length > this.#maxChars) {
-        cut = longCut(b, this.#maxChars);
-      } else if (final && b.trim() !== '') {
+      } else if (b.length > max) {
+        cut = longCut(b, max);
+      } else if (final) {
         cut = { end: b.length, next: b.length };
       }
       if (!cut) break;
-      const sentence = b.slice(0, cut.end).trim();
-      if (sentence !== '') out.push(sentence);
+      const chunk = b.slice(0, cut.end).trim();
+      if (chunk !== '') {
+        out.push(chunk);
+        this.#released = true;
+      }
       this.#buffer = b.slice(cut.next);
     }
     return out;
   }
 }
 
-/** Splits a whole text into sentences (the chunker fed once, then flushed). */
+/** The former name of {@link IncrementalSentenceChunker}. */
+export { IncrementalSentenceChunker as SentenceChunker };
+
+/**
+ * Splits a whole text into sentences: the {@link IncrementalSentenceChunker} fed once, then
+ * flushed, so the result equals any fragmented feeding of the same text with the same options.
+ */
 export function splitSentences(text: string, options?: ChunkerOptions): string[] {
-  const chunker = new SentenceChunker(options);
+  const chunker = new IncrementalSentenceChunker(options);
   return [...chunker.feed(text), ...chunker.flush()];
 }
 
 /**
- * The first confirmed sentence boundary in `b`. Without `final`, a boundary that needs to see what
- * follows (the next word's case, more closing quotes) is not confirmed until that text has arrived.
+ * The first confirmed boundary in `b` (which starts with a non-space). Without `final`, a boundary
+ * that needs to see what follows (the next word's case, more closing quotes, the space after a
+ * comma) is not confirmed until that text has arrived: deciding early could differ from deciding on
+ * the whole text. With `earlyMin` > 0, a clause mark closing at least that many characters is a
+ * boundary too.
  */
-function findBoundary(b: string, final: boolean): { boundary?: Boundary; pendingEnd?: number } {
+function findBoundary(b: string, final: boolean, earlyMin: number): Found {
   for (let i = 0; i < b.length; i++) {
     const ch = b[i]!;
-    if (ch === '\n') {
-      if (b.slice(0, i).trim() === '') continue;
-      return { boundary: { end: i, next: i + 1 } };
-    }
+    if (ch === '\n') return { boundary: { end: i, next: i + 1 } };
     if (CJK_STOPS.includes(ch)) {
       let j = i + 1;
       while (j < b.length && (CJK_STOPS.includes(b[j]!) || CLOSERS.includes(b[j]!))) j++;
       if (j === b.length && !final) return { pendingEnd: j };
       return { boundary: { end: j, next: j } };
+    }
+    if (earlyMin > 0) {
+      const end = clauseEnd(b, i, final);
+      if (end === 'pending') return { pendingEnd: b.length };
+      if (end !== undefined && end >= earlyMin) return { boundary: { end, next: end } };
     }
     if (!STOPS.includes(ch)) continue;
     let j = i + 1;
@@ -210,16 +297,41 @@ function endsSentence(b: string, stopAt: number, stopRun: string, nextChar: stri
   return true;
 }
 
-/** Cuts an over-long sentence: last clause mark, else last space, else the hard limit. */
+/**
+ * If `b[i]` is a clause mark: the index just past it and any closing quotes after it; `'pending'`
+ * when that depends on text that has not arrived yet; otherwise `undefined`.
+ */
+function clauseEnd(b: string, i: number, final: boolean): number | 'pending' | undefined {
+  const ch = b[i]!;
+  let j = i + 1;
+  const spaced = SPACED_CLAUSE_MARKS.includes(ch);
+  if (SPACED_DASHES.includes(ch)) {
+    if (!isSpace(b[i - 1])) return undefined;
+    while (j < b.length && b[j] === ch) j++; // "--"
+  } else if (!spaced && !BARE_CLAUSE_MARKS.includes(ch)) {
+    return undefined;
+  }
+  while (j < b.length && CLOSERS.includes(b[j]!)) j++;
+  if (j === b.length) return final ? j : 'pending';
+  if (BARE_CLAUSE_MARKS.includes(ch) || isSpace(b[j])) return j;
+  return undefined;
+}
+
+/**
+ * Cuts an over-long chunk (`b.length > max`) to at most `max` units: after the last clause mark,
+ * else at the last space, else at the limit. Looks only at `b[0..max]`, which a streamed buffer
+ * already holds whenever it is called, so fragments and whole text cut alike.
+ */
 function longCut(b: string, max: number): Boundary {
-  const head = b.slice(0, max + 1);
-  for (let i = head.length - 1; i > 0; i--) {
-    if (CLAUSE_MARKS.includes(head[i]!) && (i + 1 >= head.length || isSpace(head[i + 1]))) {
-      return { end: i + 1, next: i + 1 };
-    }
+  for (let i = max - 1; i > 0; i--) {
+    const end = clauseEnd(b, i, false);
+    if (typeof end === 'number' && end <= max) return { end, next: end };
   }
-  for (let i = Math.min(head.length - 1, max); i > 0; i--) {
-    if (isSpace(head[i])) return { end: i, next: i + 1 };
+  for (let i = max; i > 0; i--) {
+    if (isSpace(b[i])) return { end: i, next: i + 1 };
   }
-  return { end: max, next: max };
+  // Never split a surrogate pair (an emoji, a rare CJK character) in two.
+  const code = b.charCodeAt(max - 1);
+  const end = code >= 0xd800 && code <= 0xdbff ? max - 1 : max;
+  return { end, next: end };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SentenceChunker, splitSentences } from '../../model/sentences.ts';
+import { IncrementalSentenceChunker, SentenceChunker, splitSentences } from '../../model/sentences.ts';
 
 const cases = new Map<string, string[]>([
   ['Hello world. How are you?', ['Hello world.', 'How are you?']],
@@ -35,6 +35,26 @@ describe('splitSentences', () => {
     expect(parts.join(' ').replace(/\s+/g, ' ')).toBe(long.trim().replace(/\s+/g, ' '));
   });
 
+  it('never returns a chunk over the limit, even with a clause mark right at it', () => {
+    const text = `${'a'.repeat(20)}, ${'b'.repeat(30)}`; // the comma is character 21, just past a 20 limit
+    const parts = splitSentences(text, { maxChars: 20 });
+    for (const p of parts) expect(p.length).toBeLessThanOrEqual(20);
+    expect(parts.join('').replace(/\s/g, '')).toBe(text.replace(/\s/g, ''));
+  });
+
+  it('releases no early first chunk unless asked (the server splits whole sentences)', () => {
+    const text = 'A long opening sentence of a reply, with a comma in it. Then another.';
+    expect(splitSentences(text)).toEqual([
+      'A long opening sentence of a reply, with a comma in it.',
+      'Then another.',
+    ]);
+    expect(splitSentences(text, { firstChunkMinChars: 10 })).toEqual([
+      'A long opening sentence of a reply,',
+      'with a comma in it.',
+      'Then another.',
+    ]);
+  });
+
   it('cuts a sentence with no spaces at the hard limit without losing characters', () => {
     const blob = 'x'.repeat(1000);
     const parts = splitSentences(blob, { maxChars: 300 });
@@ -43,7 +63,11 @@ describe('splitSentences', () => {
   });
 });
 
-describe('SentenceChunker', () => {
+describe('IncrementalSentenceChunker', () => {
+  it('is still exported under its former name', () => {
+    expect(SentenceChunker).toBe(IncrementalSentenceChunker);
+  });
+
   const texts = [
     ...cases.keys(),
     'Mr. and Mrs. Jones paid $3.50 at 10:30 a.m. on Jan. 5. They left! "Why?" she asked… Nobody knew.\nNew paragraph here',
@@ -51,7 +75,7 @@ describe('SentenceChunker', () => {
   ];
 
   it.each(texts.map((t) => [t]))('gives the same sentences fed character by character: %j', (text) => {
-    const chunker = new SentenceChunker({ maxChars: 120 });
+    const chunker = new IncrementalSentenceChunker({ maxChars: 120 });
     const got: string[] = [];
     for (const ch of text) got.push(...chunker.feed(ch));
     got.push(...chunker.flush());
@@ -62,7 +86,7 @@ describe('SentenceChunker', () => {
     let seed = 7;
     const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (const text of texts) {
-      const chunker = new SentenceChunker({ maxChars: 120 });
+      const chunker = new IncrementalSentenceChunker({ maxChars: 120 });
       const got: string[] = [];
       for (let i = 0; i < text.length; ) {
         const n = 1 + Math.floor(rand() * 12);
@@ -75,7 +99,7 @@ describe('SentenceChunker', () => {
   });
 
   it('releases a sentence as soon as the next word shows it ended', () => {
-    const chunker = new SentenceChunker();
+    const chunker = new IncrementalSentenceChunker();
     expect(chunker.feed('Hello there.')).toEqual([]);
     expect(chunker.feed(' ')).toEqual([]);
     expect(chunker.feed('N')).toEqual(['Hello there.']);
@@ -83,7 +107,7 @@ describe('SentenceChunker', () => {
   });
 
   it('keeps a final sentence without punctuation', () => {
-    const chunker = new SentenceChunker();
+    const chunker = new IncrementalSentenceChunker();
     expect(chunker.feed('no punctuation here')).toEqual([]);
     expect(chunker.flush()).toEqual(['no punctuation here']);
     expect(chunker.flush()).toEqual([]);

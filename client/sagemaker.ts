@@ -1,0 +1,686 @@
+/**
+ * Clients for this server behind an Amazon SageMaker real-time endpoint.
+ *
+ * - {@link SageMakerTtsSession}: many requests over one `InvokeEndpointWithBidirectionalStream` call
+ *   (the SageMaker Runtime HTTP/2 service), the same shape as a WebSocket session with the container.
+ * - {@link invokeStreaming}: one request over `InvokeEndpointWithResponseStream` (the container's
+ *   `POST /invocations`), as raw audio bytes or as decoded SSE events.
+ *
+ * The HTTP/2 SDK package (`@aws-sdk/client-sagemaker-runtime-http2`) is not a dependency of this
+ * project: it is loaded at run time when no client is passed in, so this module typechecks and runs
+ * without it. The request and response shapes are typed here, structurally.
+ */
+import {
+  InvokeEndpointWithResponseStreamCommand,
+  SageMakerRuntimeClient,
+} from '@aws-sdk/client-sagemaker-runtime';
+import { SseParser, decodeAudioEvent, type AudioStreamEvent } from './sse.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Wire shapes of InvokeEndpointWithBidirectionalStream (typed here; the SDK package is optional)
+// ---------------------------------------------------------------------------------------------
+
+/** The npm package that provides the SageMaker Runtime HTTP/2 client. */
+export const HTTP2_SDK_PACKAGE = '@aws-sdk/client-sagemaker-runtime-http2';
+
+/** One piece of a message in either direction. */
+export interface BidiPayloadPart {
+  readonly Bytes?: Uint8Array | string;
+  /** `BINARY` when absent. */
+  readonly DataType?: 'BINARY' | 'UTF8' | (string & {});
+  /** `COMPLETE` when absent; `PARTIAL` parts are joined with the following ones up to a `COMPLETE`. */
+  readonly CompletionState?: 'PARTIAL' | 'COMPLETE' | (string & {});
+}
+
+/** An event of the request stream. */
+export interface BidiRequestEvent {
+  readonly PayloadPart: BidiPayloadPart;
+}
+
+/** An event of the response stream: exactly one member is set. */
+export interface BidiResponseEvent {
+  readonly PayloadPart?: BidiPayloadPart;
+  readonly ModelStreamError?: { readonly Message?: string; readonly ErrorCode?: string };
+  readonly InternalStreamFailure?: { readonly Message?: string };
+}
+
+/** Input of `InvokeEndpointWithBidirectionalStreamCommand`. */
+export interface BidiInvokeInput {
+  readonly EndpointName: string;
+  readonly TargetVariant?: string;
+  readonly ModelInvocationPath?: string;
+  readonly ModelQueryString?: string;
+  readonly Body: AsyncIterable<BidiRequestEvent>;
+}
+
+/** Output of `InvokeEndpointWithBidirectionalStreamCommand` (only what is read here). */
+export interface BidiInvokeOutput {
+  readonly Body?: AsyncIterable<BidiResponseEvent>;
+  readonly InvokedProductionVariant?: string;
+}
+
+/**
+ * What the session needs from a SageMaker Runtime HTTP/2 client: `SageMakerRuntimeHTTP2Client`, or a
+ * fake in tests. The result is checked at run time, so any SDK version's typing fits.
+ */
+export interface BidiStreamClient {
+  send(command: object, options?: { abortSignal?: AbortSignal }): Promise<unknown>;
+  destroy?(): void;
+}
+
+/** Builds the command object that {@link BidiStreamClient.send} accepts from the input. */
+export type BidiCommandFactory = (input: BidiInvokeInput) => object;
+
+// ---------------------------------------------------------------------------------------------
+// Shared pieces
+// ---------------------------------------------------------------------------------------------
+
+/** Synthesis options of one request (see the wire contract); absent fields take the server's defaults. */
+export interface SynthesisOptions {
+  /** Voice id or blend, e.g. `af_heart` or `af_bella(2)+af_sky(1)`. */
+  readonly voice?: string;
+  /** 0.5 to 2.0. */
+  readonly speed?: number;
+  /** `pcm` (WebSocket default), `wav` (POST default), `mp3`, `opus`, `aac`, `flac`, `mulaw`. */
+  readonly format?: string;
+  readonly sampleRate?: number;
+  /** Echoed on every control frame; generated when absent. */
+  readonly requestId?: string;
+}
+
+/** The JSON message for one request, with `request_id` and `request_timestamp` (epoch seconds). */
+export function buildRequestMessage(
+  text: string,
+  options: SynthesisOptions,
+  requestId: string,
+  now = Date.now(),
+): Record<string, unknown> {
+  return {
+    text,
+    ...(options.voice !== undefined ? { voice: options.voice } : {}),
+    ...(options.speed !== undefined ? { speed: options.speed } : {}),
+    ...(options.format !== undefined ? { format: options.format } : {}),
+    ...(options.sampleRate !== undefined ? { sample_rate: options.sampleRate } : {}),
+    request_id: requestId,
+    request_timestamp: now / 1000,
+  };
+}
+
+const encoder = new TextEncoder();
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+function isJsonSpace(byte: number | undefined): boolean {
+  return byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
+}
+
+/**
+ * The contract's rule for telling frames apart: the whole payload parses as a JSON object → control
+ * (returned), anything else → audio (`null`). Audio that merely starts with `{` stays audio.
+ */
+export function parseControlPayload(payload: Uint8Array): Record<string, unknown> | null {
+  let start = 0;
+  let end = payload.length - 1;
+  while (start <= end && isJsonSpace(payload[start])) start++;
+  while (end >= start && isJsonSpace(payload[end])) end--;
+  // Nearly every audio frame fails this byte check, so no decoding is spent on audio.
+  if (start > end || payload[start] !== 0x7b || payload[end] !== 0x7d) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(strictUtf8.decode(payload));
+  } catch {
+    return null;
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : null;
+}
+
+function toBytes(value: Uint8Array | string | undefined): Uint8Array {
+  if (value === undefined) return new Uint8Array(0);
+  return typeof value === 'string' ? encoder.encode(value) : value;
+}
+
+function concatBytes(pieces: readonly Uint8Array[]): Uint8Array {
+  if (pieces.length === 1) return pieces[0] as Uint8Array;
+  const out = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const piece of pieces) {
+    out.set(piece, offset);
+    offset += piece.length;
+  }
+  return out;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function isAsyncIterable<T>(value: unknown): value is AsyncIterable<T> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function'
+  );
+}
+
+/** A stream error reported by SageMaker, as a member of the response stream or as a thrown exception. */
+interface StreamFault {
+  readonly code: 'model_stream_error' | 'internal_stream_failure';
+  readonly message: string;
+}
+
+function faultFromEvent(event: BidiResponseEvent): StreamFault | undefined {
+  if (event.ModelStreamError) {
+    const { ErrorCode, Message } = event.ModelStreamError;
+    return {
+      code: 'model_stream_error',
+      message: `SageMaker ModelStreamError${ErrorCode ? ` (${ErrorCode})` : ''}: ${Message ?? 'no message'}`,
+    };
+  }
+  if (event.InternalStreamFailure) {
+    return {
+      code: 'internal_stream_failure',
+      message: `SageMaker InternalStreamFailure: ${event.InternalStreamFailure.Message ?? 'no message'}`,
+    };
+  }
+  return undefined;
+}
+
+/** The SDK throws error events of an event stream as exceptions named after the member. */
+function faultFromException(err: unknown): StreamFault | undefined {
+  if (!(err instanceof Error)) return undefined;
+  const fields = err as Error & { ErrorCode?: string; Message?: string };
+  if (err.name === 'ModelStreamError') {
+    return faultFromEvent({
+      ModelStreamError: { ErrorCode: fields.ErrorCode, Message: fields.Message ?? err.message },
+    });
+  }
+  if (err.name === 'InternalStreamFailure') {
+    return faultFromEvent({ InternalStreamFailure: { Message: fields.Message ?? err.message } });
+  }
+  return undefined;
+}
+
+/** Unbounded FIFO with one asynchronous reader; `end()` lets the reader finish after the backlog. */
+class AsyncQueue<T> {
+  readonly #items: T[] = [];
+  #waiter: ((result: IteratorResult<T, undefined>) => void) | undefined;
+  #ended = false;
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  push(item: T): void {
+    if (this.#ended) return;
+    const waiter = this.#waiter;
+    if (waiter) {
+      this.#waiter = undefined;
+      waiter({ value: item, done: false });
+    } else this.#items.push(item);
+  }
+
+  end(): void {
+    this.#ended = true;
+    const waiter = this.#waiter;
+    this.#waiter = undefined;
+    waiter?.({ value: undefined, done: true });
+  }
+
+  next(): Promise<IteratorResult<T, undefined>> {
+    if (this.#items.length > 0) return Promise.resolve({ value: this.#items.shift() as T, done: false });
+    if (this.#ended) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve) => {
+      this.#waiter = resolve;
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bidirectional session
+// ---------------------------------------------------------------------------------------------
+
+/** What a session reports, in arrival order; `closed` is always the last event. */
+export type TtsSessionEvent =
+  | { readonly type: 'start'; readonly requestId: string }
+  /**
+   * Audio bytes of the request being answered (whole samples or codec frames). Audio carries no id on
+   * the wire: it belongs to the request the server is working on, since requests are answered in order.
+   */
+  | { readonly type: 'audio'; readonly requestId: string; readonly bytes: Uint8Array }
+  | {
+      readonly type: 'complete';
+      readonly requestId: string;
+      /** Seconds of audio synthesized. */
+      readonly totalDurationS: number;
+      /** Seconds the server spent on the request. */
+      readonly elapsedS: number;
+      /** The whole `synthesis_complete` frame, for figures added later. */
+      readonly raw: Readonly<Record<string, unknown>>;
+    }
+  /**
+   * A request failed (`requestId` set, the session goes on), or the stream failed (`requestId` absent,
+   * `code` `model_stream_error`, `internal_stream_failure` or `transport_error`; `closed` follows).
+   */
+  | { readonly type: 'error'; readonly requestId?: string; readonly code: string; readonly message: string }
+  | { readonly type: 'closed'; readonly reason: string };
+
+/** Options of {@link SageMakerTtsSession.connect}. */
+export interface SageMakerSessionOptions {
+  readonly endpointName: string;
+  /** Used only when the client is created here; otherwise the SDK's usual region resolution applies. */
+  readonly region?: string;
+  readonly targetVariant?: string;
+  /** Path of the container's WebSocket route; SageMaker's default is used when absent. */
+  readonly modelInvocationPath?: string;
+  readonly modelQueryString?: string;
+  /** A `SageMakerRuntimeHTTP2Client` (or a fake); created from the optional SDK package when absent. */
+  readonly client?: BidiStreamClient;
+  /** Wraps the input into a command; `new InvokeEndpointWithBidirectionalStreamCommand(input)` when absent. */
+  readonly commandFactory?: BidiCommandFactory;
+}
+
+interface Http2Sdk {
+  readonly SageMakerRuntimeHTTP2Client: new (config: { region?: string }) => BidiStreamClient;
+  readonly InvokeEndpointWithBidirectionalStreamCommand: new (input: BidiInvokeInput) => object;
+}
+
+/** Loads the optional HTTP/2 SDK package, with an error that says how to get it. */
+async function loadHttp2Sdk(): Promise<Http2Sdk> {
+  // A variable specifier keeps TypeScript and bundlers from requiring the package at build time.
+  const specifier: string = HTTP2_SDK_PACKAGE;
+  let mod: Partial<Http2Sdk>;
+  try {
+    mod = (await import(/* @vite-ignore */ specifier)) as Partial<Http2Sdk>;
+  } catch (err) {
+    throw new Error(
+      `The SageMaker bidirectional streaming client needs the ${HTTP2_SDK_PACKAGE} package, which could ` +
+        `not be loaded (${errorText(err)}). Install it with \`npm install ${HTTP2_SDK_PACKAGE}\`, or pass ` +
+        '`client` and `commandFactory` to SageMakerTtsSession.connect().',
+      { cause: err },
+    );
+  }
+  if (
+    typeof mod.SageMakerRuntimeHTTP2Client !== 'function' ||
+    typeof mod.InvokeEndpointWithBidirectionalStreamCommand !== 'function'
+  ) {
+    throw new Error(
+      `${HTTP2_SDK_PACKAGE} was loaded but does not export SageMakerRuntimeHTTP2Client and ` +
+        'InvokeEndpointWithBidirectionalStreamCommand; pass `client` and `commandFactory` instead.',
+    );
+  }
+  return mod as Http2Sdk;
+}
+
+/**
+ * Many synthesis requests over one SageMaker bidirectional stream, answered strictly in order. Every
+ * message goes out as one `BINARY` payload part (SageMaker hands it to the container as a binary
+ * WebSocket frame); the response parts are reassembled into the container's frames and turned into
+ * {@link TtsSessionEvent}s.
+ *
+ * @example
+ * ```ts
+ * const session = await SageMakerTtsSession.connect({ endpointName: 'kokoro', region: 'us-east-1' });
+ * session.send('Hello there.', { voice: 'af_heart' });
+ * const closing = session.close();
+ * for await (const event of session.events()) if (event.type === 'audio') play(event.bytes);
+ * await closing;
+ * ```
+ */
+export class SageMakerTtsSession {
+  readonly #requests = new AsyncQueue<BidiRequestEvent>();
+  readonly #events = new AsyncQueue<TtsSessionEvent>();
+  readonly #abort = new AbortController();
+  /** Requests sent and not yet answered, oldest first: the head is the one audio belongs to. */
+  readonly #pending: string[] = [];
+  /** The request named by the last `synthesis_start`, until its end. */
+  #current: string | undefined;
+  #fragments: Uint8Array[] = [];
+  #fragmentType: string | undefined;
+  #closing = false;
+  #finished = false;
+  #eventsTaken = false;
+  #ownedClient: BidiStreamClient | undefined;
+  #done!: Promise<void>;
+
+  private constructor() {}
+
+  /**
+   * Opens the bidirectional stream. Resolves once the SDK has started reading the request stream (or
+   * the response has begun), so requests can be sent at once; a failure before that (credentials, a
+   * missing SDK package) rejects. Failures after it arrive as an `error` event followed by `closed`.
+   */
+  static async connect(options: SageMakerSessionOptions): Promise<SageMakerTtsSession> {
+    let { client, commandFactory } = options;
+    let owned: BidiStreamClient | undefined;
+    if (!client || !commandFactory) {
+      const sdk = await loadHttp2Sdk();
+      if (!client) {
+        client = owned = new sdk.SageMakerRuntimeHTTP2Client(
+          options.region !== undefined ? { region: options.region } : {},
+        );
+      }
+      commandFactory ??= (input) => new sdk.InvokeEndpointWithBidirectionalStreamCommand(input);
+    }
+
+    const session = new SageMakerTtsSession();
+    session.#ownedClient = owned;
+    let markPulled!: () => void;
+    const pulled = new Promise<void>((resolve) => {
+      markPulled = resolve;
+    });
+    const input: BidiInvokeInput = {
+      EndpointName: options.endpointName,
+      ...(options.targetVariant !== undefined ? { TargetVariant: options.targetVariant } : {}),
+      ...(options.modelInvocationPath !== undefined
+        ? { ModelInvocationPath: options.modelInvocationPath }
+        : {}),
+      ...(options.modelQueryString !== undefined ? { ModelQueryString: options.modelQueryString } : {}),
+      Body: session.#requestBody(markPulled),
+    };
+
+    let response: Promise<unknown>;
+    try {
+      response = client.send(commandFactory(input), { abortSignal: session.#abort.signal });
+    } catch (err) {
+      owned?.destroy?.();
+      throw err;
+    }
+    // Never wait for the response alone: an implementation may hold it back until the first message.
+    const opened = await Promise.race([
+      pulled.then(() => ({ ok: true as const })),
+      response.then(
+        () => ({ ok: true as const }),
+        (err: unknown) => ({ ok: false as const, err }),
+      ),
+    ]);
+    if (!opened.ok) {
+      session.#requests.end();
+      owned?.destroy?.();
+      throw opened.err;
+    }
+    session.#done = session.#pump(response);
+    return session;
+  }
+
+  /** True once `close()` or `abort()` was called or the stream ended. */
+  get closed(): boolean {
+    return this.#closing || this.#finished;
+  }
+
+  /**
+   * Queues one request and returns its id at once; it never waits for earlier answers.
+   * @throws Error when the session is closing or closed.
+   */
+  send(text: string, options: SynthesisOptions = {}): string {
+    if (this.closed) throw new Error('the session is closed; connect a new one');
+    const requestId = options.requestId ?? globalThis.crypto.randomUUID();
+    this.#pending.push(requestId);
+    this.#sendJson(buildRequestMessage(text, options, requestId));
+    return requestId;
+  }
+
+  /**
+   * The session's events in arrival order, ending after `closed`. There is one reader: calling this
+   * twice throws. Events are buffered until read.
+   */
+  events(): AsyncIterableIterator<TtsSessionEvent> {
+    if (this.#eventsTaken) throw new Error('events() may be called once per session');
+    this.#eventsTaken = true;
+    const queue = this.#events;
+    return {
+      next: () => queue.next(),
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+  }
+
+  /**
+   * Sends `{"type":"close"}` (the server finishes every request sent before it, then closes) and
+   * resolves when the response stream has ended. The request stream is ended after that, so no
+   * answer is lost if the service treats the end of the request stream as a disconnect.
+   */
+  async close(): Promise<void> {
+    if (this.#finished) return;
+    if (!this.#closing) {
+      this.#sendJson({ type: 'close' });
+      this.#closing = true;
+    }
+    await this.#done;
+  }
+
+  /** Stops at once: cancels the call, drops unanswered requests and emits `closed` with reason `aborted`. */
+  abort(): void {
+    if (this.#finished) return;
+    this.#closing = true;
+    this.#finish('aborted');
+    this.#abort.abort();
+  }
+
+  #sendJson(message: Record<string, unknown>): void {
+    this.#requests.push({
+      PayloadPart: {
+        Bytes: encoder.encode(JSON.stringify(message)),
+        DataType: 'BINARY',
+        CompletionState: 'COMPLETE',
+      },
+    });
+  }
+
+  async *#requestBody(markPulled: () => void): AsyncGenerator<BidiRequestEvent> {
+    markPulled();
+    for (;;) {
+      const next = await this.#requests.next();
+      if (next.done) return;
+      yield next.value;
+    }
+  }
+
+  async #pump(response: Promise<unknown>): Promise<void> {
+    try {
+      const output = (await response) as BidiInvokeOutput | undefined;
+      const body: unknown = output?.Body;
+      if (!isAsyncIterable<BidiResponseEvent>(body)) {
+        throw new Error('the InvokeEndpointWithBidirectionalStream response has no Body event stream');
+      }
+      for await (const event of body) {
+        if (this.#finished) return;
+        const fault = faultFromEvent(event);
+        if (fault) {
+          this.#fail(fault.code, fault.message);
+          return;
+        }
+        if (event.PayloadPart) this.#onPart(event.PayloadPart);
+        // Members added to the union later are ignored, as unknown control types are.
+      }
+      this.#finish(this.#closing ? 'closed' : 'the response stream ended');
+    } catch (err) {
+      if (this.#finished) return;
+      const fault = faultFromException(err);
+      if (fault) this.#fail(fault.code, fault.message);
+      else this.#fail('transport_error', `the SageMaker stream failed: ${errorText(err)}`);
+    } finally {
+      // The request stream stays open until here: see close().
+      this.#requests.end();
+      this.#ownedClient?.destroy?.();
+    }
+  }
+
+  #onPart(part: BidiPayloadPart): void {
+    this.#fragments.push(toBytes(part.Bytes));
+    this.#fragmentType ??= part.DataType;
+    if (part.CompletionState === 'PARTIAL') return;
+    const payload = concatBytes(this.#fragments);
+    const dataType = this.#fragmentType;
+    this.#fragments = [];
+    this.#fragmentType = undefined;
+    this.#onMessage(payload, dataType);
+  }
+
+  #onMessage(payload: Uint8Array, dataType: string | undefined): void {
+    const control = parseControlPayload(payload);
+    if (control) {
+      this.#onControl(control);
+      return;
+    }
+    // A UTF8 part is a text frame, so control by transport; one that is not a JSON object is unreadable.
+    if (dataType === 'UTF8') return;
+    this.#emit({ type: 'audio', requestId: this.#current ?? this.#pending[0] ?? '', bytes: payload });
+  }
+
+  #onControl(message: Record<string, unknown>): void {
+    const requestId = typeof message.request_id === 'string' ? message.request_id : undefined;
+    switch (message.type) {
+      case 'synthesis_start':
+        if (requestId === undefined) return;
+        this.#current = requestId;
+        this.#emit({ type: 'start', requestId });
+        return;
+      case 'synthesis_complete': {
+        const id = requestId ?? this.#current ?? this.#pending[0] ?? '';
+        this.#settle(id);
+        this.#emit({
+          type: 'complete',
+          requestId: id,
+          totalDurationS: Number(message.total_duration_s),
+          elapsedS: Number(message.elapsed_s),
+          raw: message,
+        });
+        return;
+      }
+      case 'error':
+        if (requestId !== undefined) this.#settle(requestId);
+        this.#emit({
+          type: 'error',
+          ...(requestId !== undefined ? { requestId } : {}),
+          code: typeof message.code === 'string' ? message.code : 'unknown',
+          message: typeof message.message === 'string' ? message.message : JSON.stringify(message),
+        });
+        return;
+      default:
+      // The contract: clients ignore control types they do not know.
+    }
+  }
+
+  #settle(requestId: string): void {
+    const index = this.#pending.indexOf(requestId);
+    if (index >= 0) this.#pending.splice(index, 1);
+    if (this.#current === requestId) this.#current = undefined;
+  }
+
+  #emit(event: TtsSessionEvent): void {
+    if (!this.#finished) this.#events.push(event);
+  }
+
+  #fail(code: string, message: string): void {
+    this.#emit({ type: 'error', code, message });
+    this.#finish(message);
+    this.#abort.abort();
+  }
+
+  #finish(reason: string): void {
+    if (this.#finished) return;
+    this.#events.push({ type: 'closed', reason });
+    this.#finished = true;
+    this.#events.end();
+    this.#requests.end();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response-stream invocation (POST /invocations)
+// ---------------------------------------------------------------------------------------------
+
+/** Options of {@link invokeStreaming}. */
+export interface InvokeStreamingOptions {
+  readonly endpointName: string;
+  readonly text: string;
+  readonly options?: SynthesisOptions;
+  /** `binary`: raw audio bytes as they arrive; `sse`: this server's SSE events, decoded. */
+  readonly transport: 'binary' | 'sse';
+  /** Created (with `region`) when absent. */
+  readonly client?: SageMakerRuntimeClient;
+  readonly region?: string;
+  readonly targetVariant?: string;
+  readonly abortSignal?: AbortSignal;
+}
+
+/**
+ * One request through `InvokeEndpointWithResponseStream`. With `transport: 'binary'` it yields the
+ * audio bytes in the requested format (`wav` with a streaming header by default); with `'sse'` it
+ * yields the decoded events (`audio_stream_start`, `audio_chunk` with bytes, `audio_stream_end`, and
+ * `error` for a failure after the stream began), however SageMaker splits them into parts.
+ *
+ * @throws Error on a `ModelStreamError` or `InternalStreamFailure`, and in SSE mode when the stream
+ *   ends with neither `audio_stream_end` nor an `error` event.
+ */
+export function invokeStreaming(
+  options: InvokeStreamingOptions & { transport: 'binary' },
+): AsyncGenerator<Uint8Array, void, undefined>;
+export function invokeStreaming(
+  options: InvokeStreamingOptions & { transport: 'sse' },
+): AsyncGenerator<AudioStreamEvent, void, undefined>;
+export function invokeStreaming(
+  options: InvokeStreamingOptions,
+): AsyncGenerator<Uint8Array | AudioStreamEvent, void, undefined>;
+export async function* invokeStreaming(
+  options: InvokeStreamingOptions,
+): AsyncGenerator<Uint8Array | AudioStreamEvent, void, undefined> {
+  const sse = options.transport === 'sse';
+  const requestId = options.options?.requestId ?? globalThis.crypto.randomUUID();
+  const message = buildRequestMessage(options.text, options.options ?? {}, requestId);
+  if (sse) message.transport = 'sse';
+  const client =
+    options.client ??
+    new SageMakerRuntimeClient(options.region !== undefined ? { region: options.region } : {});
+  const where = `SageMaker endpoint ${options.endpointName}`;
+
+  try {
+    const output = await client.send(
+      new InvokeEndpointWithResponseStreamCommand({
+        EndpointName: options.endpointName,
+        Body: encoder.encode(JSON.stringify(message)),
+        ContentType: 'application/json',
+        ...(sse ? { Accept: 'text/event-stream' } : {}),
+        ...(options.targetVariant !== undefined ? { TargetVariant: options.targetVariant } : {}),
+      }),
+      options.abortSignal ? { abortSignal: options.abortSignal } : {},
+    );
+    if (!output.Body) throw new Error(`${where}: the response has no Body event stream`);
+
+    const parser = new SseParser();
+    let ended = false;
+    try {
+      for await (const event of output.Body as AsyncIterable<BidiResponseEvent>) {
+        const fault = faultFromEvent(event);
+        if (fault) throw new Error(`${where}: ${fault.message}`);
+        const bytes = toBytes(event.PayloadPart?.Bytes);
+        if (bytes.length === 0) continue;
+        if (!sse) {
+          yield bytes;
+          continue;
+        }
+        for (const sseEvent of parser.push(bytes)) {
+          const decoded = decodeAudioEvent(sseEvent);
+          if (decoded.type === 'audio_stream_end' || decoded.type === 'error') ended = true;
+          yield decoded;
+        }
+      }
+    } catch (err) {
+      const fault = faultFromException(err);
+      throw fault ? new Error(`${where}: ${fault.message}`, { cause: err }) : err;
+    }
+    if (sse) {
+      for (const sseEvent of parser.end()) {
+        const decoded = decodeAudioEvent(sseEvent);
+        if (decoded.type === 'audio_stream_end' || decoded.type === 'error') ended = true;
+        yield decoded;
+      }
+      if (!ended)
+        throw new Error(`${where}: the SSE stream ended without audio_stream_end; the audio is incomplete`);
+    }
+  } finally {
+    if (!options.client) client.destroy();
+  }
+}

@@ -1,0 +1,407 @@
+/**
+ * The client package against a real listening server (stand-in model): the WebSocket session
+ * client and the SSE reader, checked against the server's binary POST for the same text.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import {
+  TtsRequestError,
+  TtsSession,
+  decodeAudioEvent,
+  readSse,
+  type AudioStreamEvent,
+  type TtsEvent,
+  type WebSocketConstructor,
+} from '../../client/index.ts';
+import { startServer, type TestServer } from './harness.ts';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(() => server.close());
+
+const BYTES_PER_SECOND = 24_000 * 2;
+
+/** The audio of a binary POST: the reference the other paths must equal byte for byte. */
+async function postAudio(body: Record<string, unknown>): Promise<Uint8Array> {
+  const res = await fetch(`${server.http}/invocations`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBe(200);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
+/** Reads events until `done` says so (or the session closes). */
+async function readUntil(session: TtsSession, done: (seen: TtsEvent[]) => boolean): Promise<TtsEvent[]> {
+  const seen: TtsEvent[] = [];
+  for await (const event of session.events()) {
+    seen.push(event);
+    if (done(seen)) break;
+  }
+  return seen;
+}
+
+const completes = (n: number) => (seen: TtsEvent[]) =>
+  seen.filter((e) => e.type === 'complete' || e.type === 'error').length >= n;
+
+function concat(chunks: readonly Uint8Array[]): Uint8Array {
+  return Uint8Array.from(chunks.flatMap((c) => [...c]));
+}
+
+describe('TtsSession against the server', () => {
+  it('sends several requests without waiting and reads their events in order, with timings', async () => {
+    const session = await TtsSession.connect(server.ws);
+    const texts = ['Hello there.', 'This is the second message. It has two sentences.', 'Third, and last!'];
+    const ids = texts.map((text) => session.send(text, { voice: 'af_heart' }));
+    expect(new Set(ids).size).toBe(3);
+    const events = await readUntil(session, completes(3));
+
+    // Per request: start, at least one audio frame, complete, and never interleaved with another.
+    const shape = events.map((e) =>
+      e.type === 'closed' ? e.type : `${e.type}:${ids.indexOf(e.requestId!)}`,
+    );
+    const collapsed = shape.filter((s, i) => s !== shape[i - 1]);
+    expect(collapsed).toEqual([
+      'start:0',
+      'audio:0',
+      'complete:0',
+      'start:1',
+      'audio:1',
+      'complete:1',
+      'start:2',
+      'audio:2',
+      'complete:2',
+    ]);
+
+    for (const [i, text] of texts.entries()) {
+      const audio = concat(
+        events.flatMap((e) => (e.type === 'audio' && e.requestId === ids[i] ? [e.bytes] : [])),
+      );
+      // Attribution is right when every request's audio equals the POST of its text.
+      expect(audio).toEqual(await postAudio({ text, format: 'pcm' }));
+      const complete = events.find((e) => e.type === 'complete' && e.requestId === ids[i]);
+      if (complete?.type !== 'complete') throw new Error('no completion');
+      expect(complete.totalDurationS).toBeCloseTo(audio.length / BYTES_PER_SECOND, 3);
+      expect(complete.elapsedS).toBeGreaterThan(0);
+      expect(complete.timeToFirstAudioS).toBeGreaterThan(0);
+      expect(complete.timeToFirstAudioS).toBeLessThanOrEqual(complete.elapsedS);
+      expect(complete.raw).toMatchObject({ type: 'synthesis_complete', request_id: ids[i] });
+    }
+    // The second text has two sentences: audio comes per sentence.
+    expect(events.filter((e) => e.type === 'audio' && e.requestId === ids[1]).length).toBeGreaterThanOrEqual(
+      2,
+    );
+    await session.close();
+  });
+
+  it('uses the caller request_id, per-request options and session defaults', async () => {
+    const session = await TtsSession.connect(server.ws, { defaults: { format: 'wav' } });
+    const id = session.send('With my own id.', { request_id: 'mine-1', voice: 'af_bella' });
+    expect(id).toBe('mine-1');
+    const events = await readUntil(session, completes(1));
+    const audio = concat(events.flatMap((e) => (e.type === 'audio' ? [e.bytes] : [])));
+    expect(new TextDecoder().decode(audio.subarray(0, 4))).toBe('RIFF');
+    expect(audio).toEqual(await postAudio({ text: 'With my own id.', voice: 'af_bella', format: 'wav' }));
+    expect(events.at(-1)).toMatchObject({ type: 'complete', requestId: 'mine-1' });
+    await session.close();
+  });
+
+  it('request() collects one request; several may run at once and each gets its own audio', async () => {
+    const session = await TtsSession.connect(server.ws);
+    const texts = ['One request.', 'Another request, a little longer than the first.', 'Last.'];
+    const results = await Promise.all(texts.map((text) => session.request(text, { format: 'pcm' })));
+    for (const [i, result] of results.entries()) {
+      expect(result.audio).toEqual(await postAudio({ text: texts[i], format: 'pcm' }));
+      expect(result.complete.type).toBe('complete');
+      expect(result.complete.totalDurationS).toBeCloseTo(result.audio.length / BYTES_PER_SECOND, 3);
+    }
+    // Their events were collected, not queued for events().
+    const closed = await session.close();
+    expect(closed).toEqual({ type: 'closed', code: 1000, reason: expect.any(String) });
+    expect(await readUntil(session, () => false)).toEqual([closed]);
+  });
+
+  it('reports an invalid option as an error event for that request, and the session keeps working', async () => {
+    const session = await TtsSession.connect(server.ws);
+    const bad = session.send('Too fast.', { speed: 5 });
+    const good = session.send('Still working.');
+    const events = await readUntil(session, completes(2));
+    expect(events[0]).toEqual({
+      type: 'error',
+      requestId: bad,
+      code: 'invalid_option',
+      message: expect.stringMatching(/speed should be a number from 0.5 to 2/),
+    });
+    expect(events.filter((e) => e.type === 'audio').every((e) => e.requestId === good)).toBe(true);
+    expect(events.at(-1)).toMatchObject({ type: 'complete', requestId: good });
+
+    // The same through request(): a TtsRequestError, then the session still answers.
+    const refused = session.request('Who?', { voice: 'xx_nobody' });
+    await expect(refused).rejects.toBeInstanceOf(TtsRequestError);
+    await expect(refused).rejects.toMatchObject({
+      code: 'voice_not_found',
+      message: /Unknown voice "xx_nobody"/,
+    });
+    const after = await session.request('After the error.');
+    expect(after.audio.length).toBeGreaterThan(0);
+    await session.close();
+  });
+
+  it('close() lets the server finish what was sent, then resolves with 1000; the events end with closed', async () => {
+    const session = await TtsSession.connect(server.ws);
+    const ids = [session.send('First before close.'), session.send('Second before close.')];
+    const closed = await session.close();
+    expect(closed.code).toBe(1000);
+    expect(session.isOpen).toBe(false);
+    expect(() => session.send('Too late.')).toThrow(/closed or closing/);
+    await expect(session.request('Too late.')).rejects.toThrow(/closed or closing/);
+
+    const events: TtsEvent[] = [];
+    for await (const event of session) events.push(event);
+    expect(events.filter((e) => e.type === 'complete').map((e) => e.requestId)).toEqual(ids);
+    expect(events.at(-1)).toEqual({ type: 'closed', code: 1000, reason: expect.any(String) });
+    // A second close() and a new iteration return at once.
+    expect(await session.close()).toEqual(closed);
+    expect(await readUntil(session, () => false)).toEqual([]);
+  });
+
+  it('a loop that breaks keeps the unread events for the next loop', async () => {
+    const session = await TtsSession.connect(server.ws);
+    const first = session.send('First.');
+    const second = session.send('Second.');
+    const a = await readUntil(session, completes(1));
+    const b = await readUntil(session, completes(1));
+    expect(a.every((e) => e.type !== 'closed' && e.requestId === first)).toBe(true);
+    expect(b.every((e) => e.type !== 'closed' && e.requestId === second)).toBe(true);
+    expect(b[0]!.type).toBe('start');
+    await session.close();
+  });
+
+  it('sends text frames on request, and takes an injected WebSocket constructor', async () => {
+    let constructed = 0;
+    class CountingWebSocket extends WebSocket {
+      constructor(url: string, protocols?: string | string[]) {
+        super(url, protocols);
+        constructed++;
+      }
+    }
+    const session = await TtsSession.connect(server.ws, {
+      WebSocket: CountingWebSocket as unknown as WebSocketConstructor,
+      binary: false,
+    });
+    expect(constructed).toBe(1);
+    const result = await session.request('Sent as a text frame.');
+    expect(result.audio).toEqual(await postAudio({ text: 'Sent as a text frame.', format: 'pcm' }));
+    expect((await session.close()).code).toBe(1000);
+  });
+
+  it('rejects connect() for an address where nothing listens, and a wrong route', async () => {
+    const port = new URL(server.http).port;
+    await expect(TtsSession.connect(`ws://127.0.0.1:1/`, { connectTimeoutMs: 5000 })).rejects.toThrow(
+      /Could not connect/,
+    );
+    await expect(TtsSession.connect(`ws://127.0.0.1:${port}/nowhere`)).rejects.toThrow(/Could not connect/);
+  });
+
+  it('abort() closes at once and fails what is still being collected', async () => {
+    const session = await TtsSession.connect(server.ws);
+    const pending = session.request('A request abandoned by its client.');
+    session.abort();
+    await expect(pending).rejects.toThrow(/closed \(code \d+\) before request/);
+    const events = await readUntil(session, () => false);
+    expect(events.at(-1)?.type).toBe('closed');
+  });
+});
+
+describe('SSE reader against the server', () => {
+  async function sseAudio(
+    body: Record<string, unknown>,
+  ): Promise<{ events: AudioStreamEvent[]; audio: Uint8Array }> {
+    const res = await fetch(`${server.http}/invocations`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...body, transport: 'sse' }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const events: AudioStreamEvent[] = [];
+    for await (const event of readSse(res.body!)) events.push(decodeAudioEvent(event));
+    const audio = concat(events.flatMap((e) => (e.type === 'audio_chunk' ? [e.audio] : [])));
+    return { events, audio };
+  }
+
+  for (const format of ['pcm', 'wav', 'mp3']) {
+    it(`${format}: decoded SSE audio equals the binary POST's bytes`, async () => {
+      const text = 'Server-sent events carry the same audio. Sentence by sentence, in base64.';
+      const { events, audio } = await sseAudio({ text, format, request_id: `sse-${format}` });
+      expect(events[0]).toMatchObject({ type: 'audio_stream_start', request_id: `sse-${format}`, format });
+      const chunks = events.filter((e) => e.type === 'audio_chunk');
+      expect(chunks.map((c) => c.seq)).toEqual(chunks.map((_, i) => i));
+      expect(events.at(-1)).toMatchObject({ type: 'audio_stream_end', total_chunks: chunks.length });
+      expect(audio).toEqual(await postAudio({ text, format }));
+    });
+  }
+});
+
+describe('TtsSession frame handling (a scripted socket)', () => {
+  /** A stand-in WebSocket that plays back frames as the server would send them. */
+  class ScriptedSocket {
+    static last: ScriptedSocket | undefined;
+    binaryType = 'blob';
+    readyState = 0;
+    readonly sent: (string | Uint8Array)[] = [];
+    readonly #listeners = new Map<string, ((event: unknown) => void)[]>();
+
+    constructor(readonly url: string) {
+      ScriptedSocket.last = this;
+      setTimeout(() => {
+        this.readyState = 1;
+        this.dispatch('open', {});
+      }, 0);
+    }
+
+    addEventListener(type: string, listener: (event: unknown) => void): void {
+      this.#listeners.set(type, [...(this.#listeners.get(type) ?? []), listener]);
+    }
+
+    send(data: string | Uint8Array): void {
+      this.sent.push(data);
+    }
+
+    close(code = 1005, reason = ''): void {
+      this.readyState = 3;
+      this.dispatch('close', { code, reason });
+    }
+
+    dispatch(type: string, event: unknown): void {
+      for (const listener of this.#listeners.get(type) ?? []) listener(event);
+    }
+
+    /** A frame from the server: a string is a text frame, bytes a binary frame (as an ArrayBuffer). */
+    receive(data: string | Uint8Array): void {
+      const payload = typeof data === 'string' ? data : data.slice().buffer;
+      this.dispatch('message', { data: payload });
+    }
+  }
+
+  const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+
+  it('sends binary JSON frames, classifies binary control frames, and keeps PCM that starts with "{" as audio', async () => {
+    const session = await TtsSession.connect('ws://scripted', {
+      WebSocket: ScriptedSocket as unknown as WebSocketConstructor,
+    });
+    const socket = ScriptedSocket.last!;
+    expect(socket.binaryType).toBe('arraybuffer');
+    const id = session.send('Hi.', { voice: 'af_sky', speed: 1.25 });
+    expect(socket.sent[0]).toBeInstanceOf(Uint8Array);
+    expect(JSON.parse(new TextDecoder().decode(socket.sent[0] as Uint8Array))).toEqual({
+      text: 'Hi.',
+      voice: 'af_sky',
+      speed: 1.25,
+      request_id: id,
+    });
+
+    const pcmLikeJson = Uint8Array.from([...json({ a: 1 }), 0x00, 0x01]);
+    socket.receive(json({ type: 'synthesis_start', request_id: id })); // control as a binary frame
+    socket.receive(Uint8Array.from([0x7b, 0x00, 0x7b, 0x00]));
+    socket.receive(pcmLikeJson);
+    socket.receive('{"type":"some_future_type"}'); // unknown control: ignored
+    socket.receive(
+      json({ type: 'synthesis_complete', request_id: id, total_duration_s: 0.5, elapsed_s: 0.1 }),
+    );
+    socket.close(1000, 'bye');
+
+    const events: TtsEvent[] = [];
+    for await (const event of session) events.push(event);
+    expect(events).toEqual([
+      { type: 'start', requestId: id },
+      { type: 'audio', requestId: id, bytes: Uint8Array.from([0x7b, 0x00, 0x7b, 0x00]) },
+      { type: 'audio', requestId: id, bytes: pcmLikeJson },
+      {
+        type: 'complete',
+        requestId: id,
+        totalDurationS: 0.5,
+        elapsedS: 0.1,
+        raw: { type: 'synthesis_complete', request_id: id, total_duration_s: 0.5, elapsed_s: 0.1 },
+      },
+      { type: 'closed', code: 1000, reason: 'bye' },
+    ]);
+  });
+
+  it('attributes audio to the oldest open request when a server sends no synthesis_start', async () => {
+    const session = await TtsSession.connect('ws://scripted', {
+      WebSocket: ScriptedSocket as unknown as WebSocketConstructor,
+    });
+    const socket = ScriptedSocket.last!;
+    const first = session.send('One.');
+    const second = session.send('Two.');
+    socket.receive(Uint8Array.from([1, 0]));
+    socket.receive(
+      json({ type: 'synthesis_complete', request_id: first, total_duration_s: 0, elapsed_s: 0 }),
+    );
+    socket.receive(Uint8Array.from([2, 0]));
+    socket.receive(json({ type: 'error', code: 'inference_failed', message: 'failed', request_id: second }));
+    socket.receive(json({ type: 'error', code: 'invalid_json', message: 'not JSON' }));
+    socket.close(1001, 'going away');
+    const events = await readUntil(session, () => false);
+    expect(events.map((e) => [e.type, e.type === 'closed' ? e.code : e.requestId])).toEqual([
+      ['audio', first],
+      ['complete', first],
+      ['audio', second],
+      ['error', second],
+      ['error', undefined],
+      ['closed', 1001],
+    ]);
+  });
+
+  it('close() times out when the server never closes', async () => {
+    const session = await TtsSession.connect('ws://scripted', {
+      WebSocket: ScriptedSocket as unknown as WebSocketConstructor,
+    });
+    const socket = ScriptedSocket.last!;
+    const closeSent = socket.sent.length;
+    // The scripted socket closes only when told to; make close() from the client a no-op first.
+    socket.close = () => {};
+    await expect(session.close(50)).rejects.toThrow(/did not close the session within 50 ms/);
+    expect(new TextDecoder().decode(socket.sent[closeSent] as Uint8Array)).toBe('{"type":"close"}');
+  });
+});
+
+describe('client module boundaries', () => {
+  /** Every module reachable from client/index.ts through relative imports, with its bare imports. */
+  function importGraph(entry: string): Map<string, string[]> {
+    const graph = new Map<string, string[]>();
+    const visit = (file: string) => {
+      if (graph.has(file)) return;
+      const source = readFileSync(file, 'utf8');
+      const specifiers = [
+        ...source.matchAll(/(?:import|export)\s[^'"]*?from\s+'([^']+)'|import\('([^']+)'\)/g),
+      ].map((m) => (m[1] ?? m[2])!);
+      graph.set(
+        file,
+        specifiers.filter((s) => !s.startsWith('.')),
+      );
+      for (const s of specifiers.filter((s) => s.startsWith('.'))) visit(resolve(dirname(file), s));
+    };
+    visit(entry);
+    return graph;
+  }
+
+  it('loads no server code: no Fastify, onnxruntime-node, worker threads, phonemizer or server/', () => {
+    const graph = importGraph(fileURLToPath(new URL('../../client/index.ts', import.meta.url)));
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const files = [...graph.keys()].map((f) => f.slice(root.length));
+    expect(files).toEqual(
+      expect.arrayContaining(['client/index.ts', 'client/session.ts', 'model/sentences.ts']),
+    );
+    expect(files.filter((f) => !f.startsWith('client/') && f !== 'model/sentences.ts')).toEqual([]);
+    const bare = [...graph.values()].flat();
+    expect(bare.filter((s) => /fastify|onnxruntime|worker_threads|phonemizer|pino/.test(s))).toEqual([]);
+  });
+});
