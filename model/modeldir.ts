@@ -27,7 +27,7 @@ export interface ModelFiles {
 
 /** How to get a model onto this machine; appended to "no model" errors. */
 export const FETCH_HINT =
-  'Fetch Kokoro-82M v1.0 with `npm run fetch-model` (writes ./models/kokoro-82m) and start with `KOKORO_MODEL_DIR=./models/kokoro-82m npm start`, or start with KOKORO_FETCH_MODEL=1 to fetch into KOKORO_MODEL_DIR first. For tests, KOKORO_MODEL_DIR=test/fixtures/standin-model runs a stand-in model (test tone, not speech).';
+  'Fetch Kokoro-82M v1.0 with `npm run fetch-model` (writes ./models/kokoro-82m) and start with `KOKORO_MODEL_DIR=./models/kokoro-82m npm start`, or start with KOKORO_FETCH_MODEL=1 to fetch into KOKORO_MODEL_DIR first. In the container image, mount the model at /opt/ml/model (docker run -v "$PWD/models/kokoro-82m:/opt/ml/model:ro" …) or build it in with --build-arg BAKE_MODEL=1. For tests, KOKORO_MODEL_DIR=test/fixtures/standin-model runs a stand-in model (test tone, not speech).';
 
 const MIN_MODEL_BYTES = 1024;
 

@@ -49,6 +49,13 @@ async function main(): Promise<void> {
   // A bug in one request must not take every session down: log it loudly and keep serving.
   process.on('unhandledRejection', (reason) => log.error({ err: reason }, 'unhandled rejection'));
 
+  // Until the server listens there is nothing to drain: a signal during a model download exits.
+  const early = (signal: NodeJS.Signals) => {
+    log.info({ signal }, 'stopped before the server started');
+    process.exit(0);
+  };
+  process.once('SIGTERM', early);
+  process.once('SIGINT', early);
   try {
     await ensureModel(config, log);
     locateModel(config.modelDir, config.dtype); // fail fast, with the fix, before listening
@@ -81,6 +88,8 @@ async function main(): Promise<void> {
     log.info('stopped');
     process.exit(0);
   };
+  process.off('SIGTERM', early);
+  process.off('SIGINT', early);
   process.on('SIGTERM', (s) => void shutdown(s));
   process.on('SIGINT', (s) => void shutdown(s));
 
