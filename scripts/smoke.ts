@@ -9,6 +9,7 @@
  * The pure pieces (frame classification, WAV header, URL derivation, table formatting) are exported
  * for the unit tests; the command line only runs when this file is the entry point.
  */
+import { decodeControlFrame } from '../client/frames.ts';
 import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -186,43 +187,12 @@ export function deriveEndpoints(input: string): Endpoints {
 /** A parsed control frame: one JSON object; fields are checked where they are used. */
 export type ControlMessage = Record<string, unknown>;
 
-const utf8Strict = new TextDecoder('utf-8', { fatal: true });
-
-function isJsonWhitespace(byte: number): boolean {
-  return byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
-}
-
 /**
- * Returns the payload as an object when the whole payload is a JSON object, otherwise `null`.
- * Audio is never mistaken for control just because it starts with `{` (0x7b): the payload must
- * also end with `}`, be valid UTF-8 and parse completely.
+ * Returns the payload as an object when the whole payload is a JSON object, otherwise `null`:
+ * the client toolkit's rule, so the smoke test judges frames exactly as clients do.
  */
 export function parseControl(payload: Uint8Array | string): ControlMessage | null {
-  let text: string;
-  if (typeof payload === 'string') {
-    text = payload;
-  } else {
-    // Cheap rejection first: almost every audio frame fails these two byte checks.
-    let start = 0;
-    let end = payload.length - 1;
-    while (start <= end && isJsonWhitespace(payload[start] as number)) start++;
-    while (end >= start && isJsonWhitespace(payload[end] as number)) end--;
-    if (start > end || payload[start] !== 0x7b || payload[end] !== 0x7d) return null;
-    try {
-      text = utf8Strict.decode(payload);
-    } catch {
-      return null;
-    }
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return null;
-  }
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as ControlMessage)
-    : null;
+  return decodeControlFrame(payload);
 }
 
 /** What a received frame is, by the contract's rule. */
