@@ -38,6 +38,8 @@ export interface PoolEvents {
   /** A worker died outside of shutdown; it is being replaced. */
   onWorkerExit?(info: { index: number; reason: string }): void;
   onWorkerReady?(info: { index: number; warmupMs: number }): void;
+  /** A library in a worker printed something (espeak-ng's warnings, say). */
+  onWorkerLog?(info: { index: number; message: string }): void;
 }
 
 /** Why a job failed; `kind` lets the caller map it to a client-facing error. */
@@ -201,6 +203,9 @@ export class WorkerPool {
             this.#dispatch();
             break;
           }
+          case 'log':
+            this.#events.onWorkerLog?.({ index, message: message.message });
+            break;
           case 'fatal':
             reject(new Error(message.message));
             void worker.terminate();
@@ -220,7 +225,7 @@ export class WorkerPool {
     });
   }
 
-  #onJobMessage(slot: Slot, message: Exclude<FromWorker, { type: 'ready' | 'fatal' }>): void {
+  #onJobMessage(slot: Slot, message: Exclude<FromWorker, { type: 'ready' | 'fatal' | 'log' }>): void {
     const current = slot.current;
     if (!current || current.job.id !== message.id) return; // an abandoned (cancelled) job's tail
     switch (message.type) {

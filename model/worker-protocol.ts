@@ -40,6 +40,8 @@ export type FromWorker =
       readonly warmupMs: number;
     }
   | { readonly type: 'fatal'; readonly message: string }
+  /** Something a library printed in the worker (espeak-ng does), for the server's log. */
+  | { readonly type: 'log'; readonly message: string }
   | {
       readonly type: 'chunk';
       readonly id: number;

@@ -17,6 +17,14 @@ const port = parentPort;
 if (!port) throw new Error('model/worker.ts must run in a worker thread');
 
 const init = workerData as WorkerInit;
+
+// espeak-ng (WebAssembly) prints to the console, e.g. "Can't read dictionary file" for scripts it
+// has no dictionary for. The server's output is JSON log lines, so such text goes to the parent,
+// which logs it properly. Replaced before the phonemizer is loaded: it binds console at import.
+const forward = (...args: unknown[]) =>
+  port.postMessage({ type: 'log', message: args.map(String).join(' ').slice(0, 500) } satisfies FromWorker);
+// eslint-disable-next-line no-console -- replacing console is the point here
+console.log = console.info = console.warn = console.error = console.debug = forward;
 const voices = new VoiceStore();
 let session: KokoroSession;
 

@@ -113,6 +113,7 @@ async function main(): Promise<void> {
         lifecycle.metrics.workerRestarts.inc({ kind: 'inference' });
         log.error({ worker: index, reason }, 'inference worker died; replacing it');
       },
+      onWorkerLog: ({ index, message }) => log.debug({ worker: index, message }, 'inference worker output'),
       onWorkerReady: ({ index, warmupMs }) =>
         log.debug({ worker: index, warmupMs }, 'inference worker ready'),
     });

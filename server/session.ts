@@ -58,10 +58,17 @@ export function parseMessage(data: Buffer): Parsed {
   throw withRequestId(
     ttsError(
       'TTS_ERR_UNKNOWN_TYPE',
-      `Unknown message type ${JSON.stringify(fields.type)}; should be "synthesize" (or no type) for text to speak, or "close" to end the session`,
+      `Unknown message type ${describeType(fields.type)}; should be "synthesize" (or no type) for text to speak, or "close" to end the session`,
     ),
     peekRequestId(fields),
   );
+}
+
+/** A short, safe rendering of a client's `type` value (it may be huge or deeply nested). */
+function describeType(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (value === null || typeof value !== 'object') return String(value);
+  return Array.isArray(value) ? 'an array' : 'an object';
 }
 
 function toBuffer(data: RawData): Buffer {
