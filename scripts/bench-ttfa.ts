@@ -21,12 +21,12 @@ import { writeStandinModelDir } from './make-standin-model.ts';
 import { startServerProcess } from './lib/server-process.ts';
 import { markdownTable, median, replaceReadmeBlock, round } from './lib/stats.ts';
 
-/** 267 characters, 4 sentences: the shape of a typical agent answer. */
+/** 270 characters, 4 sentences: the shape of a typical agent answer. */
 export const ANSWER =
   'I checked your calendar and you are free on Thursday afternoon. ' +
   'The dentist has two openings, one at two fifteen and one at four. ' +
-  'The later slot is closer to when you leave work, so it may suit you better. ' +
-  'Shall I book four o’clock and add a reminder?';
+  'The later slot is closer to when you leave work, so it may suit you a bit better. ' +
+  'Shall I book four o’clock and add a reminder for you, too?';
 
 /** Splits text into LLM-like tokens: words with their leading space, punctuation apart. */
 export function tokenize(text: string): string[] {

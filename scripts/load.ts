@@ -30,7 +30,7 @@ import { parseConfig } from '../server/config.ts';
 import { PARAGRAPH } from './bench.ts';
 import { writeStandinModelDir } from './make-standin-model.ts';
 import { startServerProcess, type ServerProcess } from './lib/server-process.ts';
-import { markdownTable, median, quantile, round } from './lib/stats.ts';
+import { markdownTable, median, quantile, round, replaceReadmeBlock } from './lib/stats.ts';
 
 const USAGE = `Usage: npm run load -- [options]
 
@@ -110,6 +110,7 @@ export function parseLoadArgs(args: readonly string[]): LoadOptions | undefined 
       'round-timeout': { type: 'string' },
       out: { type: 'string', default: 'docs/bench' },
       help: { type: 'boolean', short: 'h', default: false },
+      readme: { type: 'boolean', default: false },
     },
   });
   if (values.help) return undefined;
@@ -823,6 +824,7 @@ async function main(): Promise<void> {
       `${md}\n\nCommand: \`npm run load${flags ? ` -- ${flags}` : ''}\`\n`,
     );
     process.stdout.write(`${md}\n`);
+    if (process.argv.includes('--readme')) replaceReadmeBlock('bench:load', md);
   } finally {
     if (server) await stopServer(server);
     if (tmp) rmSync(tmp, { recursive: true, force: true });
