@@ -25,7 +25,7 @@ describe('README', () => {
     const block = /## Quick start[^\n]*\n\n```sh\n([^`]+)```/.exec(readme)?.[1]?.trim().split('\n');
     expect(block).toEqual([
       'npm ci && KOKORO_MODEL_DIR=test/fixtures/standin-model npm start',
-      'npm ci && npm test',
+      'sh scripts/test-deps.sh && npm ci && npm test',
     ]);
   });
 });
