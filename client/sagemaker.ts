@@ -15,6 +15,7 @@ import {
   SageMakerRuntimeClient,
 } from '@aws-sdk/client-sagemaker-runtime';
 import { SseParser, decodeAudioEvent, type AudioStreamEvent } from './sse.ts';
+import { RequestTracker } from './attribution.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Wire shapes of InvokeEndpointWithBidirectionalStream (typed here; the SDK package is optional)
@@ -331,10 +332,8 @@ export class SageMakerTtsSession {
   readonly #requests = new AsyncQueue<BidiRequestEvent>();
   readonly #events = new AsyncQueue<TtsSessionEvent>();
   readonly #abort = new AbortController();
-  /** Requests sent and not yet answered, oldest first: the head is the one audio belongs to. */
-  readonly #pending: string[] = [];
-  /** The request named by the last `synthesis_start`, until its end. */
-  #current: string | undefined;
+  /** Which request each frame belongs to (the same rule as the WebSocket session). */
+  readonly #tracker = new RequestTracker();
   #fragments: Uint8Array[] = [];
   #fragmentType: string | undefined;
   #closing = false;
@@ -415,7 +414,7 @@ export class SageMakerTtsSession {
   send(text: string, options: SynthesisOptions = {}): string {
     if (this.closed) throw new Error('the session is closed; connect a new one');
     const requestId = options.requestId ?? globalThis.crypto.randomUUID();
-    this.#pending.push(requestId);
+    this.#tracker.sent(requestId);
     this.#sendJson(buildRequestMessage(text, options, requestId));
     return requestId;
   }
@@ -526,47 +525,12 @@ export class SageMakerTtsSession {
     }
     // A UTF8 part is a text frame, so control by transport; one that is not a JSON object is unreadable.
     if (dataType === 'UTF8') return;
-    this.#emit({ type: 'audio', requestId: this.#current ?? this.#pending[0] ?? '', bytes: payload });
+    this.#emit(this.#tracker.audio(payload));
   }
 
   #onControl(message: Record<string, unknown>): void {
-    const requestId = typeof message.request_id === 'string' ? message.request_id : undefined;
-    switch (message.type) {
-      case 'synthesis_start':
-        if (requestId === undefined) return;
-        this.#current = requestId;
-        this.#emit({ type: 'start', requestId });
-        return;
-      case 'synthesis_complete': {
-        const id = requestId ?? this.#current ?? this.#pending[0] ?? '';
-        this.#settle(id);
-        this.#emit({
-          type: 'complete',
-          requestId: id,
-          totalDurationS: Number(message.total_duration_s),
-          elapsedS: Number(message.elapsed_s),
-          raw: message,
-        });
-        return;
-      }
-      case 'error':
-        if (requestId !== undefined) this.#settle(requestId);
-        this.#emit({
-          type: 'error',
-          ...(requestId !== undefined ? { requestId } : {}),
-          code: typeof message.code === 'string' ? message.code : 'unknown',
-          message: typeof message.message === 'string' ? message.message : JSON.stringify(message),
-        });
-        return;
-      default:
-      // The contract: clients ignore control types they do not know.
-    }
-  }
-
-  #settle(requestId: string): void {
-    const index = this.#pending.indexOf(requestId);
-    if (index >= 0) this.#pending.splice(index, 1);
-    if (this.#current === requestId) this.#current = undefined;
+    const event = this.#tracker.control(message);
+    if (event) this.#emit(event);
   }
 
   #emit(event: TtsSessionEvent): void {

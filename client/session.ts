@@ -7,6 +7,7 @@
  * Runs in Node.js (the `ws` package, loaded on first use) and in browsers (pass their `WebSocket`).
  */
 import { decodeControlFrame } from './frames.ts';
+import { RequestTracker } from './attribution.ts';
 
 /** Audio formats of this server (`aac` only where the server has ffmpeg). */
 export type AudioFormat = 'pcm' | 'wav' | 'mp3' | 'opus' | 'aac' | 'flac' | 'mulaw';
@@ -156,9 +157,7 @@ export class TtsSession {
   readonly #binary: boolean;
   readonly #defaults: Omit<SynthesisOptions, 'request_id'>;
   /** Requests sent and not yet completed or failed, oldest first. */
-  readonly #open: string[] = [];
-  /** The request whose `synthesis_start` came last, until its completion. */
-  #current: string | undefined;
+  readonly #tracker = new RequestTracker();
   /** Requests made with request(): their events go to the collector, not to events(). */
   readonly #collectors = new Map<string, Collector>();
   readonly #queue: TtsEvent[] = [];
@@ -237,7 +236,7 @@ export class TtsSession {
   send(text: string, options: SynthesisOptions = {}): string {
     const requestId = options.request_id ?? newRequestId();
     this.#transmit({ text, ...this.#defaults, ...options, request_id: requestId });
-    this.#open.push(requestId);
+    this.#tracker.sent(requestId);
     return requestId;
   }
 
@@ -338,57 +337,19 @@ export class TtsSession {
     if (!bytes) return;
     const control = decodeControlFrame(bytes);
     if (control) this.#onControl(control);
-    else this.#emit({ type: 'audio', requestId: this.#current ?? this.#open[0] ?? '', bytes });
+    else this.#emit(this.#tracker.audio(bytes));
   }
 
   #onControl(message: Record<string, unknown>): void {
-    const requestId = typeof message.request_id === 'string' ? message.request_id : undefined;
-    switch (message.type) {
-      case 'synthesis_start':
-        this.#current = requestId ?? this.#open[0];
-        this.#emit({ type: 'start', requestId: this.#current ?? '' });
-        return;
-      case 'synthesis_complete': {
-        const id = requestId ?? this.#current ?? this.#open[0] ?? '';
-        this.#settle(id);
-        const ttfa = message.time_to_first_audio_s;
-        this.#emit({
-          type: 'complete',
-          requestId: id,
-          totalDurationS: Number(message.total_duration_s),
-          elapsedS: Number(message.elapsed_s),
-          ...(typeof ttfa === 'number' ? { timeToFirstAudioS: ttfa } : {}),
-          raw: message,
-        });
-        return;
-      }
-      case 'error':
-        if (requestId !== undefined) this.#settle(requestId);
-        this.#emit({
-          type: 'error',
-          ...(requestId !== undefined ? { requestId } : {}),
-          code: typeof message.code === 'string' ? message.code : 'unknown',
-          message: typeof message.message === 'string' ? message.message : JSON.stringify(message),
-        });
-        return;
-      default:
-      // Control types this client does not know are ignored, as the contract asks.
-    }
-  }
-
-  /** A request is over (completed or failed): later audio is not its own. */
-  #settle(requestId: string): void {
-    const at = this.#open.indexOf(requestId);
-    if (at >= 0) this.#open.splice(at, 1);
-    if (this.#current === requestId) this.#current = undefined;
+    const event = this.#tracker.control(message);
+    if (event) this.#emit(event);
   }
 
   #onClose(code: number, reason: string): void {
     if (this.#closed) return;
     const event: TtsClosedEvent = { type: 'closed', code, reason };
     this.#closed = event;
-    this.#open.length = 0;
-    this.#current = undefined;
+    this.#tracker.clear();
     for (const [id, collector] of this.#collectors) {
       collector.reject(new Error(`The session closed (code ${code}) before request ${id} completed`));
     }
