@@ -32,6 +32,8 @@ import {
 import { setTimeout as delay } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { UsageError } from './lib/cli.ts';
+export { UsageError };
 
 export const DEFAULT_INSTANCE_TYPE = 'ml.g5.xlarge';
 /**
@@ -74,11 +76,6 @@ export interface ResourceNames {
   readonly model: string;
   readonly endpointConfig: string;
   readonly endpoint: string;
-}
-
-/** A mistake on the command line: printed with a pointer to --help, exit code 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
 }
 
 /** The endpoint failed, or did not come up in time. */

@@ -7,7 +7,6 @@
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { DTYPE_FILES, LANGUAGES, VOICE_IDS, type Dtype } from '../model/facts.ts';
 import {
   DEFAULT_BASE_URL,
@@ -17,6 +16,8 @@ import {
   fetchModel,
   type DownloadProgressEvent,
 } from '../model/download.ts';
+import { UsageError, parseFlags } from './lib/cli.ts';
+export { UsageError };
 
 /** Where the model goes when `--out` is not given (ignored by git). */
 export const DEFAULT_OUT_DIR = './models/kokoro-82m';
@@ -42,11 +43,6 @@ export interface CliIo {
   signal?: AbortSignal;
 }
 
-/** A command-line mistake: printed with a pointer to `--help`, exit code 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
-
 /**
  * Parses the arguments after `fetch-model`. `HF_ENDPOINT` in `env` sets the default base URL, as it does
  * for the Hugging Face tools.
@@ -54,25 +50,15 @@ export class UsageError extends Error {
  * @throws {UsageError} for unknown flags, missing values and invalid dtypes.
  */
 export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): ParsedCli {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        out: { type: 'string' },
-        dtype: { type: 'string' },
-        voices: { type: 'string' },
-        'base-url': { type: 'string' },
-        revision: { type: 'string' },
-        repo: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
+  const values = parseFlags(argv, {
+    out: { type: 'string' },
+    dtype: { type: 'string' },
+    voices: { type: 'string' },
+    'base-url': { type: 'string' },
+    revision: { type: 'string' },
+    repo: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
   if (values.help === true) return { help: true };
 
   const dtype = values.dtype ?? 'fp32';

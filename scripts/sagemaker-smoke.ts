@@ -15,7 +15,6 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import {
   SageMakerTtsSession,
   type BidiCommandFactory,
@@ -30,6 +29,8 @@ import {
   durationMatches,
   pcmSeconds,
 } from './smoke.ts';
+import { UsageError, parseFlags } from './lib/cli.ts';
+export { UsageError };
 
 const USAGE = `Smoke test of a Kokoro endpoint through the SageMaker bidirectional streaming API.
 
@@ -62,38 +63,20 @@ export interface SageMakerSmokeOptions {
   readonly help: boolean;
 }
 
-/** Thrown for command-line mistakes; shown with the usage text. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
-
 /**
  * Parses the arguments after the script name.
  * @throws UsageError on unknown flags, a missing `--endpoint` or invalid values.
  */
 export function parseCliArgs(argv: readonly string[]): SageMakerSmokeOptions {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        endpoint: { type: 'string' },
-        region: { type: 'string' },
-        voice: { type: 'string' },
-        out: { type: 'string' },
-        text: { type: 'string', multiple: true },
-        'timeout-ms': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
+  const values = parseFlags(argv, {
+    endpoint: { type: 'string' },
+    region: { type: 'string' },
+    voice: { type: 'string' },
+    out: { type: 'string' },
+    text: { type: 'string', multiple: true },
+    'timeout-ms': { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
   const help = values.help ?? false;
   const endpoint = values.endpoint?.trim() ?? '';
   if (endpoint === '' && !help) throw new UsageError('--endpoint NAME is required');

@@ -17,8 +17,9 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
+import { UsageError, parseFlags } from './lib/cli.ts';
+export { UsageError };
 
 /** Path of the bidirectional streaming route, per the wire contract. */
 export const WS_PATH = '/invocations-bidirectional-stream';
@@ -75,38 +76,20 @@ export interface SmokeOptions {
   readonly help: boolean;
 }
 
-/** Thrown for command-line mistakes; the message is shown to the user with the usage text. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
-
 /**
  * Parses command-line arguments (without the node and script entries).
  * @throws UsageError on unknown flags or invalid values.
  */
 export function parseCliArgs(argv: readonly string[]): SmokeOptions {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        url: { type: 'string' },
-        voice: { type: 'string' },
-        out: { type: 'string' },
-        text: { type: 'string', multiple: true },
-        format: { type: 'string' },
-        'timeout-ms': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
+  const values = parseFlags(argv, {
+    url: { type: 'string' },
+    voice: { type: 'string' },
+    out: { type: 'string' },
+    text: { type: 'string', multiple: true },
+    format: { type: 'string' },
+    'timeout-ms': { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
 
   const format = values.format ?? 'pcm';
   if (format !== 'pcm') throw new UsageError(`--format ${format} is not supported; use --format pcm`);

@@ -1,0 +1,18 @@
+/** Command-line pieces the scripts share. */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+type FlagOptions = NonNullable<ParseArgsConfig['options']>;
+
+/** A command-line mistake: printed with the usage text or a pointer to --help, exit code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** Parses `--flag` options strictly (no positionals); unknown flags or bad values are UsageErrors. */
+export function parseFlags<const O extends FlagOptions>(argv: readonly string[], options: O) {
+  try {
+    return parseArgs({ args: [...argv], strict: true, allowPositionals: false, options }).values;
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
