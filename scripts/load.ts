@@ -26,7 +26,7 @@ import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { createEngine } from '../model/engine.ts';
 import { SAMPLE_RATE } from '../model/facts.ts';
-import { parseConfig } from '../server/config.ts';
+import { engineOptions, parseConfig } from '../server/config.ts';
 import { PARAGRAPH } from './bench.ts';
 import { writeStandinModelDir } from './make-standin-model.ts';
 import { startServerProcess, type ServerProcess } from './lib/server-process.ts';
@@ -408,18 +408,7 @@ async function measureRaw(
 ): Promise<RawResult> {
   // The server's own defaults for this model and worker count (threads per worker, queue, voice).
   const config = parseConfig({ KOKORO_MODEL_DIR: modelDir, KOKORO_WORKERS: String(workers) });
-  const engine = await createEngine({
-    modelDir: config.modelDir,
-    dtype: config.dtype,
-    device: config.device,
-    workers: config.workers,
-    intraOpThreads: config.intraOpThreads,
-    maxQueuedJobs: config.maxQueuedJobs,
-    defaultVoice: config.defaultVoice,
-    logSeverity: 3,
-    encoderWorkers: config.encoderWorkers,
-    ffmpegPath: config.ffmpegPath,
-  });
+  const engine = await createEngine(engineOptions(config));
   try {
     const voice = engine.voices.resolve(config.defaultVoice);
     const synthesize = async (text: string) => {

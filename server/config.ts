@@ -4,7 +4,9 @@
  */
 import { availableParallelism } from 'node:os';
 import { DTYPE_FILES, type Dtype } from '../model/facts.ts';
+import type { EngineOptions } from '../model/engine.ts';
 import type { Device } from '../model/onnx.ts';
+import { ortSeverity } from './logger.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -51,6 +53,22 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** Where to fetch from: a Hugging Face mirror, when set (HF_ENDPOINT). */
   readonly hfEndpoint: string | undefined;
+}
+
+/** The engine settings a configuration implies (callers add their event handlers). */
+export function engineOptions(config: Config): EngineOptions {
+  return {
+    modelDir: config.modelDir,
+    dtype: config.dtype,
+    device: config.device,
+    workers: config.workers,
+    intraOpThreads: config.intraOpThreads,
+    maxQueuedJobs: config.maxQueuedJobs,
+    defaultVoice: config.defaultVoice,
+    logSeverity: ortSeverity(config.logLevel),
+    encoderWorkers: config.encoderWorkers,
+    ffmpegPath: config.ffmpegPath,
+  };
 }
 
 export class ConfigError extends Error {

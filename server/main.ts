@@ -8,9 +8,9 @@ import type { Logger } from 'pino';
 import { createEngine, type Engine } from '../model/engine.ts';
 import { locateModel } from '../model/modeldir.ts';
 import { buildApp } from './app.ts';
-import { ConfigError, parseConfig, type Config } from './config.ts';
+import { ConfigError, engineOptions, parseConfig, type Config } from './config.ts';
 import { Lifecycle } from './lifecycle.ts';
-import { createLogger, ortSeverity } from './logger.ts';
+import { createLogger } from './logger.ts';
 
 async function ensureModel(config: Config, log: Logger): Promise<void> {
   const wanted = config.fetchModel || process.argv.includes('--fetch-model');
@@ -95,16 +95,7 @@ async function main(): Promise<void> {
 
   try {
     engine = await createEngine({
-      modelDir: config.modelDir,
-      dtype: config.dtype,
-      device: config.device,
-      workers: config.workers,
-      intraOpThreads: config.intraOpThreads,
-      maxQueuedJobs: config.maxQueuedJobs,
-      defaultVoice: config.defaultVoice,
-      logSeverity: ortSeverity(config.logLevel),
-      encoderWorkers: config.encoderWorkers,
-      ffmpegPath: config.ffmpegPath,
+      ...engineOptions(config),
       onEncoderWorkerExit: (reason) => {
         lifecycle.metrics.workerRestarts.inc({ kind: 'encoder' });
         log.error({ reason }, 'encoder worker died; replacing it');

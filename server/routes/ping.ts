@@ -13,23 +13,24 @@ export const pingRoutes: FastifyPluginAsync<{ lifecycle: Lifecycle }> = async (a
       reply.code(503);
       return { status: lifecycle.state };
     }
-    if (engine.load().workers === 0) {
+    const load = engine.load();
+    if (load.workers === 0) {
       // Every inference worker is down (being replaced): unhealthy until one is back.
       reply.code(503);
       return { status: 'degraded', workers: 0 };
     }
-    const { provider, fallbackReason, dtype, workers, layout, voices, formats } = engine.info;
+    const { provider, fallbackReason, dtype, layout, voices, formats } = engine.info;
     return {
       status: 'healthy',
       provider,
       ...(fallbackReason ? { provider_fallback: fallbackReason } : {}),
       dtype,
       layout,
-      workers,
+      workers: load.workers, // ready now, not as configured
       voices,
       formats,
-      queued: engine.load().queued,
-      busy: engine.load().busy,
+      queued: load.queued,
+      busy: load.busy,
       sessions: lifecycle.sessions,
     };
   };

@@ -8,7 +8,7 @@ import pino from 'pino';
 import WebSocket from 'ws';
 import { createEngine, type Engine } from '../../model/engine.ts';
 import { buildApp } from '../../server/app.ts';
-import { parseConfig, type Config } from '../../server/config.ts';
+import { engineOptions, parseConfig, type Config } from '../../server/config.ts';
 import { Lifecycle } from '../../server/lifecycle.ts';
 
 export const STANDIN_MODEL_DIR = fileURLToPath(new URL('../fixtures/standin-model', import.meta.url));
@@ -44,16 +44,9 @@ export async function startServer(
   let engine: Engine | undefined;
   if (options.ready !== false) {
     engine = await createEngine({
-      modelDir: config.modelDir,
-      dtype: config.dtype,
+      ...engineOptions(config),
       device: 'cpu',
-      workers: config.workers,
-      intraOpThreads: config.intraOpThreads,
-      maxQueuedJobs: config.maxQueuedJobs,
-      defaultVoice: config.defaultVoice,
       logSeverity: 3,
-      encoderWorkers: config.encoderWorkers,
-      ffmpegPath: config.ffmpegPath,
       faultInjection: env.FAULT_INJECTION === '1',
       onWorkerExit: () => lifecycle.metrics.workerRestarts.inc({ kind: 'inference' }),
     });
