@@ -6,14 +6,11 @@
  * - {@link invokeStreaming}: one request over `InvokeEndpointWithResponseStream` (the container's
  *   `POST /invocations`), as raw audio bytes or as decoded SSE events.
  *
- * The HTTP/2 SDK package (`@aws-sdk/client-sagemaker-runtime-http2`) is not a dependency of this
- * project: it is loaded at run time when no client is passed in, so this module typechecks and runs
- * without it. The request and response shapes are typed here, structurally.
+ * Neither AWS SDK package is a dependency: `@aws-sdk/client-sagemaker-runtime` (response streams) is an
+ * optional peer dependency and `@aws-sdk/client-sagemaker-runtime-http2` (bidirectional streams) is
+ * installed by the user. Each is loaded at run time, only when no client is passed in, so this module
+ * imports and typechecks without either. The request and response shapes are typed here, structurally.
  */
-import {
-  InvokeEndpointWithResponseStreamCommand,
-  SageMakerRuntimeClient,
-} from '@aws-sdk/client-sagemaker-runtime';
 import { SseParser, decodeAudioEvent, type AudioStreamEvent } from './sse.ts';
 import { RequestTracker } from './attribution.ts';
 
@@ -556,6 +553,43 @@ export class SageMakerTtsSession {
 // Response-stream invocation (POST /invocations)
 // ---------------------------------------------------------------------------------------------
 
+/** The npm package that provides `InvokeEndpointWithResponseStream` (an optional peer dependency). */
+export const RUNTIME_SDK_PACKAGE = '@aws-sdk/client-sagemaker-runtime';
+
+/** What {@link invokeStreaming} needs of a `SageMakerRuntimeClient`. */
+export interface ResponseStreamClient {
+  send(
+    command: object,
+    options?: { abortSignal?: AbortSignal },
+  ): Promise<{ readonly Body?: AsyncIterable<unknown> }>;
+  destroy(): void;
+}
+
+interface RuntimeSdk {
+  readonly SageMakerRuntimeClient: new (config: { region?: string }) => ResponseStreamClient;
+  readonly InvokeEndpointWithResponseStreamCommand: new (input: {
+    EndpointName: string;
+    Body: Uint8Array;
+    ContentType: string;
+    Accept?: string;
+    TargetVariant?: string;
+  }) => object;
+}
+
+/** Loads the optional runtime SDK package, with an error that says how to get it. */
+async function loadRuntimeSdk(): Promise<RuntimeSdk> {
+  const specifier: string = RUNTIME_SDK_PACKAGE;
+  try {
+    return (await import(/* @vite-ignore */ specifier)) as RuntimeSdk;
+  } catch (err) {
+    throw new Error(
+      `invokeStreaming needs the ${RUNTIME_SDK_PACKAGE} package, which could not be loaded (${errorText(err)}). ` +
+        `Install it with \`npm install ${RUNTIME_SDK_PACKAGE}\`.`,
+      { cause: err },
+    );
+  }
+}
+
 /** Options of {@link invokeStreaming}. */
 export interface InvokeStreamingOptions {
   readonly endpointName: string;
@@ -563,8 +597,8 @@ export interface InvokeStreamingOptions {
   readonly options?: SynthesisOptions;
   /** `binary`: raw audio bytes as they arrive; `sse`: this server's SSE events, decoded. */
   readonly transport: 'binary' | 'sse';
-  /** Created (with `region`) when absent. */
-  readonly client?: SageMakerRuntimeClient;
+  /** A `SageMakerRuntimeClient`; created (with `region`) when absent. */
+  readonly client?: ResponseStreamClient;
   readonly region?: string;
   readonly targetVariant?: string;
   readonly abortSignal?: AbortSignal;
@@ -595,14 +629,15 @@ export async function* invokeStreaming(
   const requestId = options.options?.requestId ?? globalThis.crypto.randomUUID();
   const message = buildRequestMessage(options.text, options.options ?? {}, requestId);
   if (sse) message.transport = 'sse';
+  const sdk = await loadRuntimeSdk();
   const client =
     options.client ??
-    new SageMakerRuntimeClient(options.region !== undefined ? { region: options.region } : {});
+    new sdk.SageMakerRuntimeClient(options.region !== undefined ? { region: options.region } : {});
   const where = `SageMaker endpoint ${options.endpointName}`;
 
   try {
     const output = await client.send(
-      new InvokeEndpointWithResponseStreamCommand({
+      new sdk.InvokeEndpointWithResponseStreamCommand({
         EndpointName: options.endpointName,
         Body: encoder.encode(JSON.stringify(message)),
         ContentType: 'application/json',

@@ -6,7 +6,7 @@
  */
 import type { Worker } from 'node:worker_threads';
 import type { LanguageCode } from './facts.ts';
-import { siblingModule, startWorker } from './threads.ts';
+import { startWorker } from './threads.ts';
 import type { ModelContract, Provider } from './onnx.ts';
 import type { ResolvedVoice } from './voices.ts';
 import type { FromWorker, SentenceJob, WorkerInit } from './worker-protocol.ts';
@@ -69,8 +69,6 @@ interface Slot {
   ready: boolean;
   current: Pending | undefined;
 }
-
-const WORKER_URL = siblingModule(import.meta.url, 'worker');
 
 export class WorkerPool {
   readonly #init: WorkerInit;
@@ -183,7 +181,10 @@ export class WorkerPool {
   }
 
   #spawn(index: number): Promise<PoolInfo> {
-    const worker = startWorker(WORKER_URL, { workerData: this.#init, name: `kokoro-inference-${index}` });
+    const worker = startWorker(import.meta.url, 'worker', {
+      workerData: this.#init,
+      name: `kokoro-inference-${index}`,
+    });
     const slot: Slot = { worker, ready: false, current: undefined };
     this.#slots[index] = slot;
     return new Promise<PoolInfo>((resolve, reject) => {

@@ -1,22 +1,17 @@
-/** Starting worker threads from this package, whether it runs as TypeScript or as built JS. */
+/** Starting worker threads from this package. Workers always run the compiled JavaScript in dist/. */
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 
 /**
- * The URL of a sibling worker module, `.ts` when running from sources and `.js` when built.
- * `base` is the caller's `import.meta.url`.
+ * Starts the worker module `name` that sits beside the caller (`base` is the caller's
+ * `import.meta.url`). The caller must itself be compiled JavaScript: a worker runs exactly what
+ * ships, with no TypeScript loader in between, so code imported from the TypeScript sources (a test
+ * that should import from dist/) is told so instead of starting a worker that cannot load.
  */
-export function siblingModule(base: string, name: string): URL {
-  return new URL(`./${name}${base.endsWith('.ts') ? '.ts' : '.js'}`, base);
-}
-
-/**
- * Starts a worker. From TypeScript sources (development, tests, `npm start`) the worker registers
- * tsx itself: Node 20 does not apply `--import` hooks to a worker's entry module.
- */
-export function startWorker(url: URL, options: WorkerOptions): Worker {
-  if (!url.pathname.endsWith('.ts')) return new Worker(url, options);
-  return new Worker(
-    `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(url.href)}); })`,
-    { ...options, eval: true },
-  );
+export function startWorker(base: string, name: string, options: WorkerOptions): Worker {
+  if (!base.endsWith('.js')) {
+    throw new Error(
+      `${base} is not compiled JavaScript, and worker threads start only from the compiled files: run \`npm run build\` and import from dist/`,
+    );
+  }
+  return new Worker(new URL(`./${name}.js`, base), options);
 }

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import onnxProto from 'onnx-proto';
 import { SAMPLE_RATE, STYLE_DIM, VOICE_FILE_BYTES, VOICE_ROWS } from '../model/facts.ts';
+import { projectPath } from './lib/paths.ts';
 
 const { onnx } = onnxProto;
 type ITensorProto = onnxProto.onnx.ITensorProto;
@@ -82,7 +83,7 @@ const VOCAB_SIZE = 178;
 /** Fade in and out over 5 ms so chunk edges do not click. */
 const FADE_SAMPLES = Math.round(SAMPLE_RATE * 0.005);
 
-const CONFIG_SOURCE = fileURLToPath(new URL('../model/kokoro-config.json', import.meta.url));
+const CONFIG_SOURCE = projectPath('model', 'kokoro-config.json');
 
 // ---------------------------------------------------------------------------------------------------------
 // Deterministic random numbers. Only integer ops and exact float arithmetic, so the bytes do not depend on

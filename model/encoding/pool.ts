@@ -4,12 +4,10 @@
  * by how many streams each holds. The main thread only moves buffers (transferred, not copied).
  */
 import type { Worker } from 'node:worker_threads';
-import { siblingModule, startWorker } from '../threads.ts';
+import { startWorker } from '../threads.ts';
 import type { AudioFormat } from './formats.ts';
 import type { EncoderWorkerInit, FromEncoder, ToEncoder } from './protocol.ts';
 import type { StreamEncoder } from './types.ts';
-
-const WORKER_URL = siblingModule(import.meta.url, 'worker');
 
 interface Waiter {
   resolve(bytes: Uint8Array): void;
@@ -107,7 +105,10 @@ export class EncoderPool {
   }
 
   #spawn(index: number): Promise<void> {
-    const worker = startWorker(WORKER_URL, { workerData: this.#init, name: `kokoro-encoder-${index}` });
+    const worker = startWorker(import.meta.url, 'worker', {
+      workerData: this.#init,
+      name: `kokoro-encoder-${index}`,
+    });
     const slot: Slot = { worker, streams: new Map() };
     this.#slots[index] = slot;
     return new Promise((resolve, reject) => {

@@ -9,7 +9,12 @@ export class UsageError extends Error {
 }
 
 /** Parses `--flag` options strictly (no positionals); unknown flags or bad values are UsageErrors. */
-export function parseFlags<const O extends FlagOptions>(argv: readonly string[], options: O) {
+export function parseFlags<const O extends FlagOptions>(
+  argv: readonly string[],
+  options: O,
+): ReturnType<
+  typeof parseArgs<{ args: string[]; strict: true; allowPositionals: false; options: O }>
+>['values'] {
   try {
     return parseArgs({ args: [...argv], strict: true, allowPositionals: false, options }).values;
   } catch (err) {

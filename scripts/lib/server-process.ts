@@ -1,12 +1,10 @@
 /**
- * Starts the server as its own process (exactly as `npm start` does) on a free loopback port, for
+ * Starts the server as its own process (exactly as `npm start` does: the compiled server in dist/) on a free loopback port, for
  * benchmarks and load scripts, and stops it again.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+import { PROJECT_ROOT, projectPath } from './paths.ts';
 
 export interface ServerProcess {
   readonly http: string;
@@ -37,8 +35,8 @@ export async function startServerProcess(
   timeoutMs = 120_000,
 ): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, [projectPath('dist', 'server', 'main.js')], {
+    cwd: PROJECT_ROOT,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,5 +1,6 @@
 /** Small statistics and reporting helpers for the benchmark scripts. */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { projectPath } from './paths.ts';
 
 export function quantile(values: readonly number[], q: number): number {
   if (values.length === 0) return NaN;
@@ -28,7 +29,7 @@ export function markdownTable(
 
 /** Replaces the text between `<!-- NAME -->` and `<!-- /NAME -->` in the README. */
 export function replaceReadmeBlock(name: string, text: string): void {
-  const file = new URL('../../README.md', import.meta.url);
+  const file = projectPath('README.md');
   const readme = readFileSync(file, 'utf8');
   const start = `<!-- ${name} -->`;
   const end = `<!-- /${name} -->`;

@@ -6,10 +6,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createEngine, type EngineOptions } from '../../model/engine.ts';
-import { ModelDirError } from '../../model/modeldir.ts';
-import { parseConfig } from '../../server/config.ts';
-import { parseOptions } from '../../server/options.ts';
+import { createEngine, type EngineOptions } from '../../dist/model/engine.js';
+import { ModelDirError } from '../../dist/model/modeldir.js';
+import { parseConfig } from '../../dist/server/config.js';
+import { parseOptions } from '../../dist/server/options.js';
 import { writeStandinModelDir } from '../../scripts/make-standin-model.ts';
 import { STANDIN_MODEL_DIR } from './harness.ts';
 

@@ -1,15 +1,16 @@
 /**
  * Starts the real server (Fastify app + worker pool running the stand-in ONNX model through
- * onnxruntime-node) on a free loopback port, for black-box tests with real clients.
+ * onnxruntime-node) on a free loopback port, for black-box tests with real clients. It is the
+ * compiled server in dist/ (what `npm start` and the image run), so `npm test` builds first.
  */
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import WebSocket from 'ws';
-import { createEngine, type Engine } from '../../model/engine.ts';
-import { buildApp } from '../../server/app.ts';
-import { engineOptions, parseConfig, type Config } from '../../server/config.ts';
-import { Lifecycle } from '../../server/lifecycle.ts';
+import { createEngine, type Engine } from '../../dist/model/engine.js';
+import { buildApp } from '../../dist/server/app.js';
+import { engineOptions, parseConfig, type Config } from '../../dist/server/config.js';
+import { Lifecycle } from '../../dist/server/lifecycle.js';
 
 export const STANDIN_MODEL_DIR = fileURLToPath(new URL('../fixtures/standin-model', import.meta.url));
 

@@ -166,7 +166,7 @@ describe('Dockerfile', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
     };
-    expect(pkg.scripts.build).toBe('tsc -p tsconfig.build.json');
+    expect(pkg.scripts.build).toBe('tsc -b tsconfig.build.json');
   });
 
   it('bakes the weights only on request, outside /opt/ml/model', () => {
