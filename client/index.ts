@@ -1,8 +1,9 @@
 /**
  * What client authors import (`kokoro-stream-server/client`): the WebSocket session client, the
  * streaming sentence chunker for LLM output, the control-frame rule, and the SSE reader. Nothing
- * here loads server code (Fastify, onnxruntime-node, worker threads, the phonemizer), so it also
- * bundles for browsers.
+ * here loads server code (Fastify, onnxruntime-node, worker threads, the phonemizer) or the AWS SDK,
+ * so it runs in browsers as well as in Node. The SageMaker transports are a subpath of their own,
+ * `kokoro-stream-server/client/sagemaker`.
  */
 export { IncrementalSentenceChunker, splitSentences, type ChunkerOptions } from '../model/sentences.ts';
 export { decodeControlFrame, isControlFrame } from './frames.ts';
@@ -30,12 +31,3 @@ export {
   type AudioStreamEvent,
   type SseEvent,
 } from './sse.ts';
-
-// SageMaker endpoints: the bidirectional HTTP/2 API and the response-stream API.
-export {
-  SageMakerTtsSession,
-  invokeStreaming,
-  type BidiStreamClient,
-  type BidiCommandFactory,
-  type InvokeStreamingOptions,
-} from './sagemaker.ts';
