@@ -5,10 +5,10 @@
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
-import { TtsError, toErrorBody, ttsError } from './errors.ts';
+import { TtsError, rawHttpRefusal, toErrorBody, ttsError } from './errors.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { PlainText } from './options.ts';
-import { registerSecurity } from './security.ts';
+import { isUpgrade, registerSecurity } from './security.ts';
 import { logRefusal } from './synthesis.ts';
 import { bidiRoutes } from './routes/bidi.ts';
 import { invocationRoutes } from './routes/invocations.ts';
@@ -58,6 +58,34 @@ function fromFastifyError(err: FastifyError, config: Config): unknown {
         ? ttsError('TTS_ERR_BAD_REQUEST', `The request is malformed: ${err.message}`)
         : err;
   }
+}
+
+/** Seconds a refused client is told to wait (`Retry-After`): another instance can take it at once. */
+const DRAIN_RETRY_AFTER_S = '1';
+
+/**
+ * While draining, new work is refused at the HTTP level: POSTs and WebSocket upgrades get 503 with
+ * `Retry-After`, because a router or load balancer can retry an HTTP refusal on another instance,
+ * but not a session that was accepted and then closed. `/ping` (503 draining) and `/metrics` still
+ * answer; sessions already open finish the messages they have received.
+ */
+function refuseNewWorkWhileDraining(app: FastifyInstance, lifecycle: Lifecycle): void {
+  app.addHook('onRequest', async (request, reply) => {
+    if (lifecycle.state !== 'draining') return;
+    const path = request.url.split('?')[0];
+    if (path === '/ping' || path === '/metrics') return;
+    const refusal = ttsError(
+      'TTS_ERR_SHUTTING_DOWN',
+      'The server is shutting down and takes no new requests; retry on another instance',
+    );
+    if (isUpgrade(request)) {
+      reply.hijack();
+      request.raw.socket.end(rawHttpRefusal(refusal, { 'Retry-After': DRAIN_RETRY_AFTER_S }));
+      return;
+    }
+    reply.header('retry-after', DRAIN_RETRY_AFTER_S);
+    throw refusal;
+  });
 }
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
@@ -121,6 +149,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   );
 
   registerSecurity(app, config);
+  refuseNewWorkWhileDraining(app, deps.lifecycle);
 
   await app.register(websocket, {
     options: {

@@ -83,3 +83,26 @@ export function toErrorBody(err: unknown, requestId?: string): { status: number;
   if (id !== undefined) body.request_id = id;
   return { status: known.statusCode, body };
 }
+
+/**
+ * An error as a complete HTTP/1.1 response, for a connection that Fastify no longer answers: a
+ * refused WebSocket upgrade is written on the raw socket, which is then closed. Left to the
+ * WebSocket plugin, such a connection would stay open and hold up shutdown.
+ */
+export function rawHttpRefusal(err: TtsError, headers: Readonly<Record<string, string>> = {}): string {
+  const { status, body } = toErrorBody(err);
+  const json = JSON.stringify(body);
+  const lines = [
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}`,
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(json)}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+    'Connection: close',
+  ];
+  return `${lines.join('\r\n')}\r\n\r\n${json}`;
+}
+
+const STATUS_TEXT: Readonly<Record<number, string>> = {
+  401: 'Unauthorized',
+  503: 'Service Unavailable',
+};

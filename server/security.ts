@@ -4,12 +4,17 @@
  * unless configured.
  */
 import { timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from './config.ts';
-import { toErrorBody, ttsError } from './errors.ts';
+import { rawHttpRefusal, ttsError } from './errors.ts';
 
 /** Routes a load balancer or SageMaker must reach without credentials. */
 const OPEN_PATHS = new Set(['/ping']);
+
+/** A request to upgrade to a WebSocket (Fastify routes it before the WebSocket plugin takes it). */
+export function isUpgrade(request: FastifyRequest): boolean {
+  return request.headers.upgrade?.toLowerCase() === 'websocket';
+}
 
 function sameToken(given: string, expected: string): boolean {
   const a = Buffer.from(given);
@@ -49,14 +54,9 @@ export function registerSecurity(app: FastifyInstance, config: Config): void {
         'TTS_ERR_UNAUTHORIZED',
         'Missing or wrong credentials: send Authorization: Bearer <token>',
       );
-      if (request.headers.upgrade?.toLowerCase() === 'websocket') {
-        // A refused upgrade is answered on the raw socket, which is then closed: left to the
-        // WebSocket plugin, the connection would stay open and hold up shutdown.
-        const json = JSON.stringify(toErrorBody(refusal).body);
+      if (isUpgrade(request)) {
         reply.hijack();
-        request.raw.socket.end(
-          `HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`,
-        );
+        request.raw.socket.end(rawHttpRefusal(refusal));
         return;
       }
       throw refusal;

@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { startServerProcess } from '../../scripts/lib/server-process.ts';
 import { STANDIN_MODEL_DIR, TestClient, requestsOf } from './harness.ts';
 
@@ -70,6 +71,59 @@ describe('npm start', () => {
     ]);
     expect(client.controls('error')).toEqual([]);
     await client.until((c) => c.closeCode !== undefined, 'close');
+    expect(client.closeCode).toBe(1001);
+  });
+
+  it('while draining, refuses new WebSocket upgrades and POSTs with 503 and Retry-After; the open session finishes', async () => {
+    const server = await startServerProcess({
+      KOKORO_MODEL_DIR: STANDIN_MODEL_DIR,
+      KOKORO_WORKERS: '1',
+      SHUTDOWN_GRACE_S: '20',
+    });
+    const client = await TestClient.open(server.ws);
+    const long = Array.from({ length: 8 }, (_, i) => `Sentence ${i + 1} of a queued request.`).join(' ');
+    const ids = Array.from({ length: 20 }, (_, i) => `r${i}`);
+    for (const id of ids) client.send({ text: long, request_id: id });
+    await client.until((c) => c.frames.some((f) => f.kind === 'audio'), 'first audio');
+    server.child.kill('SIGTERM');
+    for (;;) {
+      const ping = await fetch(`${server.http}/ping`);
+      if (ping.status === 503) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const upgrade = await new Promise<{ status: number; retryAfter: string | undefined; body: string }>(
+      (resolve, reject) => {
+        const socket = new WebSocket(server.ws);
+        socket.once('open', () => reject(new Error('the upgrade was accepted while draining')));
+        socket.once('error', () => {});
+        socket.once('unexpected-response', (_req, res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'], body }),
+          );
+        });
+      },
+    );
+    const post = await fetch(`${server.http}/invocations`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'Too late.',
+    });
+    // The session was still working through its messages when both were refused.
+    expect(requestsOf(client.frames).filter((r) => r.complete).length).toBeLessThan(ids.length);
+    expect(upgrade.status).toBe(503);
+    expect(upgrade.retryAfter).toBe('1');
+    expect(JSON.parse(upgrade.body)).toMatchObject({ type: 'error', code: 'shutting_down' });
+    expect(post.status).toBe(503);
+    expect(post.headers.get('retry-after')).toBe('1');
+    expect(await post.json()).toMatchObject({ type: 'error', code: 'shutting_down' });
+
+    expect(await server.stop()).toBe(0);
+    const requests = requestsOf(client.frames);
+    expect(requests.map((r) => [r.id, r.audio.length, r.complete !== undefined])).toEqual(
+      ids.map((id) => [id, 8, true]),
+    );
     expect(client.closeCode).toBe(1001);
   });
 });
