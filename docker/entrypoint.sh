@@ -2,6 +2,7 @@
 # Entrypoint of the Kokoro TTS image.
 #
 #   docker run IMAGE serve      start the server (this is how SageMaker starts the container)
+#   docker run IMAGE gpu-check  check that CUDA loads and measure it (scripts/gpu-check.ts)
 #   docker run IMAGE CMD ...    run CMD instead (e.g. `bash`), with the same CUDA library setup
 #
 # For `serve` it picks the model directory, then replaces itself with Node (`exec`), so Node is
@@ -15,12 +16,16 @@
 #      (default /opt/kokoro-model, `docker build --build-arg BAKE_MODEL=1`): the baked weights;
 #   3. otherwise KOKORO_MODEL_DIR as it is (the server says what is missing).
 #
-# Everything that names a path is an environment variable, so the tests can run this script from
-# the repository: PROGRAM_DIR, NODE_BIN, KOKORO_BAKED_MODEL_DIR, CUDA_COMPAT_DIR,
+# The app (dist/, node_modules/) is the folder above this script's own (docker/), wherever it was
+# installed; PROGRAM_DIR overrides that. Every other path is an environment variable too, so the
+# tests can run this script outside an image: NODE_BIN, KOKORO_BAKED_MODEL_DIR, CUDA_COMPAT_DIR,
 # NVIDIA_DRIVER_VERSION_FILE, TMPDIR.
 set -eu
 
-PROGRAM_DIR=${PROGRAM_DIR:-/opt/program}
+if [ -z "${PROGRAM_DIR:-}" ]; then
+  script_dir=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
+  PROGRAM_DIR=$(dirname -- "$script_dir")
+fi
 NODE_BIN=${NODE_BIN:-node}
 KOKORO_MODEL_DIR=${KOKORO_MODEL_DIR:-/opt/ml/model}
 KOKORO_BAKED_MODEL_DIR=${KOKORO_BAKED_MODEL_DIR:-/opt/kokoro-model}
@@ -132,6 +137,13 @@ if [ $# -eq 0 ] || [ "$1" = serve ]; then
   export KOKORO_MODEL_DIR
   log "serving the model in $KOKORO_MODEL_DIR"
   exec "$NODE_BIN" "$PROGRAM_DIR/dist/server/main.js" "$@"
+fi
+
+if [ "$1" = gpu-check ]; then
+  shift
+  resolve_model_dir
+  export KOKORO_MODEL_DIR
+  exec "$NODE_BIN" "$PROGRAM_DIR/dist/scripts/gpu-check.js" "$@"
 fi
 
 exec "$@"

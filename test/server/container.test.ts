@@ -1,15 +1,15 @@
 /**
- * The container contract, checked without Docker. TypeScript is built the way the image builds it
- * (`tsc -p tsconfig.build.json`), but into a temporary directory laid out like the image's
- * /opt/program (package.json, dist/, node_modules linked to the repository's), so no dist/ is left
- * in the repository. docker/entrypoint.sh is then started exactly as SageMaker starts the image
- * (`ENTRYPOINT serve`), with PROGRAM_DIR pointing at that directory and a copy of the stand-in model
+ * The container contract, checked without Docker. A temporary directory is laid out like the
+ * image's /opt/program (package.json, the compiled dist/ that `npm test` builds, node_modules, and
+ * docker/entrypoint.sh), and the entrypoint is started from there exactly as SageMaker starts the
+ * image (`ENTRYPOINT serve`), finding the app beside itself, with a copy of the stand-in model
  * standing in for /opt/ml/model. The entrypoint's own decisions are checked first with a fake Node
  * that prints what it was given.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
   chmodSync,
+  existsSync,
   cpSync,
   mkdirSync,
   mkdtempSync,
@@ -116,6 +116,30 @@ describe('docker/entrypoint.sh decisions (with a fake node)', () => {
     expect(entry([], { KOKORO_MODEL_DIR: model }).fields.argv).toBe('/opt/program/dist/server/main.js');
   });
 
+  it('without PROGRAM_DIR, finds the app in the folder above its own docker/ folder', () => {
+    // An install somewhere else than /opt/program: <dir>/docker/entrypoint.sh beside <dir>/dist.
+    const app = freshDir('installed-app');
+    mkdirSync(join(app, 'docker'));
+    cpSync(ENTRYPOINT, join(app, 'docker', 'entrypoint.sh'));
+    const model = modelCopy();
+    const env = baseEnv({ NODE_BIN: fakeNode, KOKORO_MODEL_DIR: model });
+    delete env.PROGRAM_DIR;
+    const run = (args: string[]) =>
+      spawnSync('sh', [join(app, 'docker', 'entrypoint.sh'), ...args], { encoding: 'utf8', env, cwd: TMP });
+    expect(run(['serve']).stdout).toContain(`argv=${app}/dist/server/main.js\n`);
+    expect(run(['gpu-check', '--json']).stdout).toContain(`argv=${app}/dist/scripts/gpu-check.js --json\n`);
+  });
+
+  it('`gpu-check` runs the CUDA check on the same model directory as `serve`', () => {
+    const model = archive(modelCopy());
+    const checked = entry(['gpu-check'], { KOKORO_MODEL_DIR: model });
+    expect(checked.status, checked.stderr).toBe(0);
+    expect(checked.fields.argv).toBe('/opt/program/dist/scripts/gpu-check.js');
+    // The archive was extracted, as for serve.
+    expect(checked.fields.model).not.toBe(model);
+    expect(existsSync(join(checked.fields.model!, 'config.json'))).toBe(true);
+  });
+
   it('runs any other command as given, with its exit code', () => {
     const echo = entry(['echo', 'hello', 'there']);
     expect(echo.stdout).toBe('hello there\n');
@@ -213,21 +237,15 @@ describe('docker/entrypoint.sh serve, as SageMaker starts the image', () => {
   const children: ChildProcess[] = [];
 
   beforeAll(() => {
-    // The image's /opt/program: package.json (for "type": "module"), dist/, node_modules.
+    // The image's /opt/program: package.json (for "type": "module"), the compiled dist/ that
+    // `npm test` has just built, node_modules, and the entrypoint in docker/, found from there.
     program = freshDir('program');
-    // --noCheck: the same JavaScript as `npm run build`, without repeating the type check that
-    // `npm test` runs anyway (about half the time of this file on two cores).
-    const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
-    const build = spawnSync(
-      process.execPath,
-      [tsc, '-p', 'tsconfig.build.json', '--outDir', join(program, 'dist'), '--noCheck'],
-      { cwd: ROOT, encoding: 'utf8' },
-    );
-    if (build.status !== 0)
-      throw new Error(`tsc -p tsconfig.build.json failed:\n${build.stdout}${build.stderr}`);
+    mkdirSync(join(program, 'docker'));
+    cpSync(ENTRYPOINT, join(program, 'docker', 'entrypoint.sh'));
     cpSync(join(ROOT, 'package.json'), join(program, 'package.json'));
+    symlinkSync(join(ROOT, 'dist'), join(program, 'dist'));
     symlinkSync(join(ROOT, 'node_modules'), join(program, 'node_modules'));
-  }, 120_000);
+  });
 
   afterAll(() => {
     for (const child of children)
@@ -244,9 +262,8 @@ describe('docker/entrypoint.sh serve, as SageMaker starts the image', () => {
 
   async function serve(modelDir: string): Promise<Started> {
     const port = await freePort();
-    const child = spawn(ENTRYPOINT, ['serve'], {
+    const child = spawn(join(program, 'docker', 'entrypoint.sh'), ['serve'], {
       env: baseEnv({
-        PROGRAM_DIR: program,
         NODE_BIN: process.execPath,
         SAGEMAKER_BIND_TO_PORT: String(port),
         HOST: '127.0.0.1',

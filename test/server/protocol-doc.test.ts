@@ -66,7 +66,8 @@ describe('docs/protocol.md against the code', () => {
     const read = new Set<string>();
     const body = new Proxy({ text: 'Hello.' } as Record<string, unknown>, {
       get(target, key) {
-        if (typeof key === 'string') read.add(key);
+        if (typeof key !== 'string') return undefined;
+        read.add(key);
         return target[key];
       },
     });
