@@ -15,6 +15,10 @@ export const DEFAULT_REVISION = 'main';
 export const DEFAULT_BASE_URL = 'https://huggingface.co';
 /** Files downloaded at once. */
 export const DEFAULT_CONCURRENCY = 4;
+/** A dropped connection is resumed this many times within one run before the run fails. */
+export const DEFAULT_RETRIES = 3;
+/** Wait before resuming a dropped download (doubled each time). */
+export const DEFAULT_RETRY_DELAY_MS = 1000;
 /** Smallest plausible ONNX model; anything shorter is an error page or an LFS pointer, not a model. */
 export const MIN_ONNX_BYTES = 1024 * 1024;
 
@@ -42,17 +46,20 @@ export class FetchModelError extends Error {
   readonly url: string | undefined;
   /** HTTP status for `code: 'http'`. */
   readonly status: number | undefined;
+  /** A network failure after which the download can go on from the bytes already written. */
+  readonly resumable: boolean;
 
   constructor(
     code: FetchModelErrorCode,
     message: string,
-    details: { file?: string; url?: string; status?: number; cause?: unknown } = {},
+    details: { file?: string; url?: string; status?: number; cause?: unknown; resumable?: boolean } = {},
   ) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.code = code;
     this.file = details.file;
     this.url = details.url;
     this.status = details.status;
+    this.resumable = details.resumable ?? false;
   }
 }
 
@@ -100,6 +107,10 @@ export interface FetchModelOptions {
   signal?: AbortSignal;
   /** Files downloaded at once. Default 4. */
   concurrency?: number;
+  /** Times a dropped connection is resumed (HTTP Range) within this run. Default 3. */
+  retries?: number;
+  /** Wait before the first resumption, doubled for each further one. Default 1000 ms. */
+  retryDelayMs?: number;
   /** Replacement for the global `fetch` (tests, proxies). */
   fetchImpl?: typeof fetch;
 }
@@ -162,10 +173,13 @@ export function resolveUrl(baseUrl: string, repo: string, revision: string, file
  * into `outDir`.
  *
  * Each file is written to `<file>.part` and renamed into place only after its checks pass, so a final
- * file is never half-written; on failure the `.part` is removed. Files already complete are skipped
- * without a request: voices by their fixed size, the others by the size recorded in `.fetch-model.json`
- * when this function downloaded them. When one file fails the others are stopped and the first error
- * is thrown.
+ * file is never half-written. A dropped connection is resumed where it stopped with an HTTP Range
+ * request (`If-Range` makes the server send the whole file instead if it changed meanwhile), up to
+ * `retries` times; a `.part` left by a failed or aborted run is resumed the same way by the next run.
+ * A server that ignores Range sends the whole file, which then replaces the `.part`. Bytes proven
+ * wrong (sizes, content) remove the `.part`. Files already complete are skipped without a request:
+ * voices by their fixed size, the others by the size recorded in `.fetch-model.json` when this
+ * function downloaded them. When one file fails the others are stopped and the first error is thrown.
  *
  * @throws {FetchModelError} for invalid options, HTTP errors, network failures and failed checks.
  * @throws the signal's reason when `signal` aborts.
@@ -176,6 +190,8 @@ export async function fetchModel(options: FetchModelOptions): Promise<FetchModel
   const revision = options.revision ?? DEFAULT_REVISION;
   const baseUrl = checkBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL);
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+  const retries = options.retries ?? DEFAULT_RETRIES;
+  const retryDelayMs = options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
   const fetchImpl = options.fetchImpl ?? fetch;
   const { signal, onProgress } = options;
 
@@ -195,6 +211,15 @@ export async function fetchModel(options: FetchModelOptions): Promise<FetchModel
       'invalid-option',
       `concurrency must be a positive integer, got ${concurrency}.`,
     );
+  }
+  if (!Number.isInteger(retries) || retries < 0) {
+    throw new FetchModelError(
+      'invalid-option',
+      `retries must be a whole number of 0 or more, got ${retries}.`,
+    );
+  }
+  if (!Number.isFinite(retryDelayMs) || retryDelayMs < 0) {
+    throw new FetchModelError('invalid-option', `retryDelayMs must be 0 or more, got ${retryDelayMs}.`);
   }
   const voices = checkVoices(options.voices ?? 'all');
   signal?.throwIfAborted();
@@ -266,6 +291,8 @@ export async function fetchModel(options: FetchModelOptions): Promise<FetchModel
           dest: destination(outDir, current.rel),
           fetchImpl,
           signal: controller.signal,
+          retries,
+          retryDelayMs,
           onStart: (url, total) => {
             if (total !== undefined) expected.set(current.rel, total);
             emit({ type: 'start', path: current.rel, url, total, overall: overall() });
@@ -420,21 +447,91 @@ interface DownloadJob {
   dest: string;
   fetchImpl: typeof fetch;
   signal: AbortSignal;
+  retries: number;
+  retryDelayMs: number;
   onStart: (url: string, total: number | undefined) => void;
   onChunk: (chunkBytes: number, fileBytes: number, total: number | undefined) => void;
 }
 
-/** Downloads one file through `<dest>.part`; returns its size. Never leaves the `.part` behind. */
+/**
+ * Downloads one file through `<dest>.part`; returns its size. A dropped connection is resumed from the
+ * bytes already written, up to `job.retries` times. The `.part` stays behind only when the failure
+ * was the network's or an abort, so that the next run can resume it.
+ */
 async function downloadFile(job: DownloadJob): Promise<number> {
+  let started = false;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await downloadAttempt(job, () => {
+        const first = !started;
+        started = true;
+        return first;
+      });
+    } catch (error) {
+      const resumable = error instanceof FetchModelError && error.code === 'network' && error.resumable;
+      if (!resumable || attempt >= job.retries || job.signal.aborted) throw error;
+      await untilAborted(delay(job.retryDelayMs * 2 ** attempt), job.signal);
+    }
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** What is known of a `.part` left by an earlier attempt: where it came from, and how to validate it. */
+interface PartInfo {
+  url: string;
+  /** The ETag (or else Last-Modified) of the response it came from, for `If-Range`. */
+  validator: string | undefined;
+}
+
+async function readPartInfo(part: string): Promise<{ bytes: number; info: PartInfo | undefined }> {
+  let bytes = 0;
+  try {
+    bytes = (await stat(part)).size;
+  } catch {
+    return { bytes: 0, info: undefined };
+  }
+  try {
+    const parsed: unknown = JSON.parse(await readFile(`${part}.json`, 'utf8'));
+    if (isRecord(parsed) && typeof parsed.url === 'string') {
+      const validator = typeof parsed.validator === 'string' ? parsed.validator : undefined;
+      return { bytes, info: { url: parsed.url, validator } };
+    }
+  } catch {
+    // No record of where the bytes came from: they cannot be resumed safely.
+  }
+  return { bytes, info: undefined };
+}
+
+async function removePart(part: string): Promise<void> {
+  await Promise.all([rm(part, { force: true }), rm(`${part}.json`, { force: true })]);
+}
+
+/** `Content-Range: bytes START-END/TOTAL` → START and TOTAL (undefined for `*`). */
+function parseContentRange(value: string | null): { start: number; total: number | undefined } | undefined {
+  const match = /^bytes\s+(\d+)-(\d+)\/(\d+|\*)$/i.exec(value?.trim() ?? '');
+  if (!match) return undefined;
+  return { start: Number(match[1]), total: match[3] === '*' ? undefined : Number(match[3]) };
+}
+
+/** One request for the file, resuming a `.part` when there is one from the same URL. */
+async function downloadAttempt(job: DownloadJob, firstStart: () => boolean): Promise<number> {
   const { file, url, signal } = job;
   const part = `${job.dest}.part`;
-  let response: Response;
-  const pending = job.fetchImpl(url, {
-    signal,
-    redirect: 'follow',
+  const previous = await readPartInfo(part);
+  const resumeFrom = previous.info?.url === url && previous.bytes > 0 ? previous.bytes : 0;
+  const headers: Record<string, string> = {
     // Compressed transfer would make Content-Length describe other bytes than the ones written.
-    headers: { 'accept-encoding': 'identity' },
-  });
+    'accept-encoding': 'identity',
+  };
+  if (resumeFrom > 0) {
+    headers.range = `bytes=${resumeFrom}-`;
+    if (previous.info?.validator !== undefined) headers['if-range'] = previous.info.validator;
+  }
+  let response: Response;
+  const pending = job.fetchImpl(url, { signal, redirect: 'follow', headers });
   try {
     response = await untilAborted(pending, signal);
   } catch (error) {
@@ -452,10 +549,18 @@ async function downloadFile(job: DownloadJob): Promise<number> {
       'network',
       `Could not download ${file.rel} from ${url}: ${describeCause(error)}. If huggingface.co cannot be ` +
         'reached from here, point to a mirror with --base-url or the HF_ENDPOINT environment variable.',
-      { file: file.rel, url, cause: error },
+      { file: file.rel, url, cause: error, resumable: resumeFrom > 0 },
     );
   }
 
+  if (resumeFrom > 0 && response.status === 416) {
+    // The range no longer fits the file (it changed, or the part is damaged): start again.
+    response.body?.cancel().catch(() => undefined);
+    await removePart(part);
+    return downloadAttempt(job, firstStart);
+  }
+
+  let keepPart = false;
   try {
     if (!response.ok) {
       const status = `${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
@@ -470,36 +575,61 @@ async function downloadFile(job: DownloadJob): Promise<number> {
       });
     }
 
-    const total = contentLength(response);
+    // 206 continues the part; anything else (200: Range ignored, or the file changed) is the whole file.
+    const range =
+      response.status === 206 ? parseContentRange(response.headers.get('content-range')) : undefined;
+    const offset = range !== undefined && range.start === resumeFrom ? resumeFrom : 0;
+    if (response.status === 206 && offset === 0) {
+      response.body?.cancel().catch(() => undefined);
+      await removePart(part);
+      throw new FetchModelError(
+        'network',
+        `The server answered the resumption of ${file.rel} with an unusable Content-Range ` +
+          `(${response.headers.get('content-range') ?? 'none'}); starting it again.`,
+        { file: file.rel, url, resumable: true },
+      );
+    }
+    const length = contentLength(response);
+    const total =
+      offset > 0 ? (range?.total ?? (length === undefined ? undefined : offset + length)) : length;
     checkAnnouncedSize(file, url, total);
-    job.onStart(response.url || url, total ?? file.knownSize);
+    if (firstStart()) job.onStart(response.url || url, total ?? file.knownSize);
 
     // Created only once there is something to write, so a failed first request leaves no empty folders.
     await mkdir(path.dirname(job.dest), { recursive: true });
-    const bytes = await writeBody(job, response, part, total);
+    const validator = response.headers.get('etag') ?? response.headers.get('last-modified') ?? undefined;
+    await writeFile(`${part}.json`, JSON.stringify({ url, validator } satisfies PartInfo));
+    const bytes = await writeBody(job, response, part, offset, total);
     await checkContent(file, part, bytes);
     await rename(part, job.dest);
     return bytes;
   } catch (error) {
     // Not awaited: on an aborted connection the cancel may never settle (see untilAborted).
     response.body?.cancel().catch(() => undefined);
-    await rm(part, { force: true });
+    keepPart = signal.aborted || (error instanceof FetchModelError && error.code === 'network');
     if (signal.aborted && !(error instanceof FetchModelError)) throw signal.reason;
     throw error;
+  } finally {
+    // Kept only for a later resumption; bytes proven wrong (or a completed file) leave nothing behind.
+    if (!keepPart) await removePart(part);
   }
 }
 
-/** Streams the body into `part`, checking sizes as bytes arrive; returns the byte count. */
+/**
+ * Streams the body into `part` from `offset` (appending to the bytes already there), checking sizes
+ * as bytes arrive; returns the file's size.
+ */
 async function writeBody(
   job: DownloadJob,
   response: Response,
   part: string,
+  offset: number,
   total: number | undefined,
 ): Promise<number> {
   const { file, url } = job;
   const limit = total ?? file.knownSize;
-  let bytes = 0;
-  const handle = await open(part, 'w');
+  let bytes = offset;
+  const handle = await open(part, offset > 0 ? 'a' : 'w');
   try {
     if (response.body !== null) {
       const reader = (response.body as ReadableStream<Uint8Array>).getReader();
@@ -516,8 +646,8 @@ async function writeBody(
               'network',
               `Connection lost while downloading ${file.rel} after ${bytes}` +
                 `${limit === undefined ? '' : ` of ${limit}`} bytes (${describeCause(error)}). ` +
-                'Run again to resume; completed files are kept.',
-              { file: file.rel, url, cause: error },
+                'Run again to resume from there; completed files are kept.',
+              { file: file.rel, url, cause: error, resumable: true },
             );
           }
           if (read.done) {
@@ -547,6 +677,14 @@ async function writeBody(
     await handle.close();
   }
 
+  if (total !== undefined && bytes < total) {
+    // The body ended cleanly but short: a connection that closed early. The bytes so far are good.
+    throw new FetchModelError(
+      'network',
+      `The connection closed after ${bytes} of ${total} bytes of ${file.rel}. Run again to resume from there.`,
+      { file: file.rel, url, resumable: true },
+    );
+  }
   if (total !== undefined && bytes !== total) {
     throw sizeError(file, url, total, bytes, true);
   }

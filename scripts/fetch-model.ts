@@ -2,7 +2,7 @@
  * Downloads the Kokoro-82M v1.0 ONNX model into a local folder for the server.
  *
  *   npm run fetch-model -- [--out DIR] [--dtype fp32|fp16|q8|q8f16|q4|q4f16] [--voices all|id,id,...]
- *                          [--base-url URL] [--revision REV] [--repo OWNER/NAME]
+ *                          [--base-url URL] [--revision REV] [--repo OWNER/NAME] [--retries N]
  */
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
@@ -11,6 +11,7 @@ import { DTYPE_FILES, LANGUAGES, VOICE_IDS, type Dtype } from '../model/facts.ts
 import {
   DEFAULT_BASE_URL,
   DEFAULT_REPO,
+  DEFAULT_RETRIES,
   DEFAULT_REVISION,
   FetchModelError,
   fetchModel,
@@ -30,6 +31,7 @@ export interface CliOptions {
   baseUrl: string;
   revision: string;
   repo: string;
+  retries: number;
 }
 
 /** Result of {@link parseCli}: either options to run with, or a request for help. */
@@ -57,6 +59,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): Parse
     'base-url': { type: 'string' },
     revision: { type: 'string' },
     repo: { type: 'string' },
+    retries: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help === true) return { help: true };
@@ -79,6 +82,10 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): Parse
   if (voices !== 'all' && voices.length === 0) {
     throw new UsageError('--voices needs "all" or a comma-separated list of voice ids.');
   }
+  const retries = values.retries === undefined ? DEFAULT_RETRIES : Number(values.retries);
+  if (!Number.isInteger(retries) || retries < 0) {
+    throw new UsageError(`--retries needs a whole number of 0 or more, got "${values.retries}".`);
+  }
   const endpoint = env.HF_ENDPOINT?.trim();
   return {
     help: false,
@@ -89,6 +96,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): Parse
       baseUrl: values['base-url'] ?? (endpoint ? endpoint : DEFAULT_BASE_URL),
       revision: values.revision ?? DEFAULT_REVISION,
       repo: values.repo ?? DEFAULT_REPO,
+      retries,
     },
   };
 }
@@ -120,9 +128,11 @@ ${dtypes}
   --base-url URL       Hugging Face endpoint or mirror (default $HF_ENDPOINT, else ${DEFAULT_BASE_URL})
   --revision REV       Branch, tag or commit (default ${DEFAULT_REVISION})
   --repo OWNER/NAME    Repository (default ${DEFAULT_REPO})
+  --retries N          Resume a dropped download up to N times (default ${DEFAULT_RETRIES})
   -h, --help           Show this help
 
-Files already complete in the output folder are skipped, so an interrupted run can simply be repeated.
+Files already complete in the output folder are skipped, and a file cut off midway is resumed from
+where it stopped (HTTP Range), so an interrupted run can simply be repeated.
 
 Voice ids:
 ${voices}

@@ -50,6 +50,44 @@ function serveTruncated(body: Buffer, sent: number): Handler {
   };
 }
 
+/**
+ * Serves `body` with Range support (206 and Content-Range for `Range: bytes=N-`) and an ETag. The
+ * first `drops` answers send only `dropAfter` more bytes, then drop the connection. `ignoreRange`
+ * answers every request with the whole body, as a server without Range support does.
+ */
+function serveRanged(
+  body: Buffer,
+  options: { drops?: number; dropAfter?: number; ignoreRange?: boolean; etag?: string } = {},
+): Handler & { ranges: (string | undefined)[]; ifRanges: (string | undefined)[] } {
+  let drops = options.drops ?? 0;
+  const ranges: (string | undefined)[] = [];
+  const ifRanges: (string | undefined)[] = [];
+  const etag = options.etag ?? '"v1"';
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    ranges.push(req.headers.range);
+    ifRanges.push(req.headers['if-range'] as string | undefined);
+    const match = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+    const validatorOk = req.headers['if-range'] === undefined || req.headers['if-range'] === etag;
+    const start = match && !options.ignoreRange && validatorOk ? Number(match[1]) : 0;
+    if (start >= body.length && start > 0) {
+      res.writeHead(416, { 'content-range': `bytes */${body.length}` });
+      res.end();
+      return;
+    }
+    const headers: Record<string, string | number> = { etag, 'content-length': body.length - start };
+    if (start > 0) headers['content-range'] = `bytes ${start}-${body.length - 1}/${body.length}`;
+    res.writeHead(start > 0 ? 206 : 200, headers);
+    if (drops > 0) {
+      drops -= 1;
+      const end = Math.min(body.length, start + (options.dropAfter ?? 100_000));
+      res.write(body.subarray(start, end), () => setTimeout(() => res.socket?.destroy(), 20));
+      return;
+    }
+    res.end(body.subarray(start));
+  };
+  return Object.assign(handler, { ranges, ifRanges });
+}
+
 let server: Server;
 let baseUrl: string;
 let routes: Map<string, Handler>;
@@ -218,19 +256,101 @@ describe('fetchModel', () => {
     expect(requests.some((r) => r.includes('/resolve/v2/'))).toBe(true);
   });
 
-  it('leaves neither the file nor a .part when the connection drops mid-body', async () => {
+  it('keeps the .part when the connection drops mid-body, and the next run resumes it with Range', async () => {
     routes.set('onnx/model.onnx', serveTruncated(ONNX, 300_000));
     const outDir = path.join(tmp, 'model');
 
-    const error = await rejection(fetchModel(options()));
+    const error = await rejection(fetchModel(options({ retries: 0 })));
     expect(error).toBeInstanceOf(FetchModelError);
-    expect(error).toMatchObject({ code: 'network', file: 'onnx/model.onnx' });
+    expect(error).toMatchObject({ code: 'network', file: 'onnx/model.onnx', resumable: true });
     expect((error as Error).message).toContain('onnx/model.onnx');
+    expect((error as Error).message).toContain('resume');
     expect(await exists(path.join(outDir, 'onnx/model.onnx'))).toBe(false);
-    expect((await listFiles(outDir)).filter((f) => f.endsWith('.part'))).toEqual([]);
+    const kept = (await stat(path.join(outDir, 'onnx/model.onnx.part'))).size;
+    expect(kept).toBeGreaterThan(0);
+    expect(kept).toBeLessThanOrEqual(300_000);
+
+    const ranged = serveRanged(ONNX);
+    routes.set('onnx/model.onnx', ranged);
+    const received: number[] = [];
+    await fetchModel(
+      options({
+        onProgress: (e) => {
+          if (e.type === 'progress' && e.path === 'onnx/model.onnx') received.push(e.bytes);
+        },
+      }),
+    );
+    expect(ranged.ranges).toEqual([`bytes=${kept}-`]);
+    expect(ranged.ifRanges).toEqual([undefined]); // the first server sent no validator
+    expectBytes(await readFile(path.join(outDir, 'onnx/model.onnx')), ONNX);
+    // Progress counts the whole file, starting after the bytes that were already there.
+    expect(received[0]).toBeGreaterThan(kept);
+    expect(received.at(-1)).toBe(ONNX.length);
+    expect((await listFiles(outDir)).filter((f) => f.includes('.part'))).toEqual([]);
   });
 
-  it('checks Content-Length against the bytes received', async () => {
+  it('resumes a dropped connection within the same run, sending If-Range with the ETag', async () => {
+    const ranged = serveRanged(ONNX, { drops: 2, dropAfter: 400_000 });
+    routes.set('onnx/model.onnx', ranged);
+    const result = await fetchModel(options({ retryDelayMs: 1 }));
+    expectBytes(await readFile(path.join(tmp, 'model/onnx/model.onnx')), ONNX);
+    expect(result.files.find((f) => f.path === 'onnx/model.onnx')).toMatchObject({ bytes: ONNX.length });
+    expect(ranged.ranges).toHaveLength(3);
+    expect(ranged.ranges[0]).toBeUndefined();
+    const offsets = ranged.ranges.slice(1).map((r) => Number(/^bytes=(\d+)-$/.exec(r!)![1]));
+    expect(offsets[0]).toBeGreaterThan(0);
+    expect(offsets[1]).toBeGreaterThan(offsets[0]!);
+    expect(ranged.ifRanges.slice(1)).toEqual(['"v1"', '"v1"']);
+  });
+
+  it('gives up after the configured number of resumptions and keeps the .part', async () => {
+    const ranged = serveRanged(ONNX, { drops: 10, dropAfter: 100_000 });
+    routes.set('onnx/model.onnx', ranged);
+    const error = await rejection(fetchModel(options({ retries: 2, retryDelayMs: 1 })));
+    expect(error).toMatchObject({ code: 'network', file: 'onnx/model.onnx' });
+    expect(ranged.ranges).toHaveLength(3);
+    expect((await stat(path.join(tmp, 'model/onnx/model.onnx.part'))).size).toBeGreaterThan(200_000);
+  });
+
+  it('downloads the whole file again when the server ignores Range, or the file changed', async () => {
+    const outDir = path.join(tmp, 'model');
+    routes.set('onnx/model.onnx', serveRanged(ONNX, { drops: 1, dropAfter: 300_000 }));
+    await rejection(fetchModel(options({ retries: 0 })));
+
+    // A server without Range support answers 200 with everything: it replaces the part.
+    const ignoring = serveRanged(ONNX, { ignoreRange: true });
+    routes.set('onnx/model.onnx', ignoring);
+    await fetchModel(options());
+    expect(ignoring.ranges[0]).toMatch(/^bytes=\d+-$/);
+    expectBytes(await readFile(path.join(outDir, 'onnx/model.onnx')), ONNX);
+
+    // The file changed upstream (another ETag): If-Range makes the server send the new one whole.
+    const other = fakeBytes(ONNX.length, 9, 0x08);
+    await rm(path.join(outDir, 'onnx/model.onnx'));
+    await rm(path.join(outDir, MANIFEST_FILE));
+    routes.set('onnx/model.onnx', serveRanged(ONNX, { drops: 1, dropAfter: 300_000 }));
+    await rejection(fetchModel(options({ retries: 0 })));
+    const changed = serveRanged(other, { etag: '"v2"' });
+    routes.set('onnx/model.onnx', changed);
+    await fetchModel(options());
+    expect(changed.ifRanges[0]).toBe('"v1"');
+    expectBytes(await readFile(path.join(outDir, 'onnx/model.onnx')), other);
+  });
+
+  it('starts again when the server says the range does not fit (416)', async () => {
+    const outDir = path.join(tmp, 'model');
+    routes.set('onnx/model.onnx', serveRanged(ONNX, { drops: 1, dropAfter: 300_000 }));
+    await rejection(fetchModel(options({ retries: 0 })));
+    // The part grew past the file (damaged): the server refuses the range.
+    await writeFile(path.join(outDir, 'onnx/model.onnx.part'), fakeBytes(ONNX.length + 10, 4, 0x08));
+    const ranged = serveRanged(ONNX);
+    routes.set('onnx/model.onnx', ranged);
+    await fetchModel(options());
+    expect(ranged.ranges).toEqual([`bytes=${ONNX.length + 10}-`, undefined]);
+    expectBytes(await readFile(path.join(outDir, 'onnx/model.onnx')), ONNX);
+  });
+
+  it('takes a body that ends short of Content-Length as a dropped connection, keeping its bytes', async () => {
     // A fetch that ends the body cleanly but short, which undici itself would report as a dropped connection.
     const fetchImpl: typeof fetch = async (input, init) => {
       const response = await fetch(input, init);
@@ -240,13 +360,11 @@ describe('fetchModel', () => {
         headers: { 'content-length': String(CONFIG.length) },
       });
     };
-    const error = await rejection(fetchModel(options({ fetchImpl })));
-    expect(error).toMatchObject({ code: 'size', file: 'config.json' });
-    expect((error as Error).message).toMatch(
-      /config\.json.*expected \d+ bytes \(Content-Length\), received 10/,
-    );
+    const error = await rejection(fetchModel(options({ fetchImpl, retries: 0 })));
+    expect(error).toMatchObject({ code: 'network', file: 'config.json', resumable: true });
+    expect((error as Error).message).toMatch(/closed after 10 of \d+ bytes of config\.json/);
     expect(await exists(path.join(tmp, 'model/config.json'))).toBe(false);
-    expect(await exists(path.join(tmp, 'model/config.json.part'))).toBe(false);
+    expect((await stat(path.join(tmp, 'model/config.json.part'))).size).toBe(10);
   });
 
   it('rejects a voice file of the wrong size, naming the file and both sizes', async () => {
@@ -259,7 +377,8 @@ describe('fetchModel', () => {
     expect(message).toContain(String(VOICE_FILE_BYTES));
     expect(message).toContain('1000');
     expect(await exists(path.join(tmp, 'model/voices/bf_emma.bin'))).toBe(false);
-    expect((await listFiles(path.join(tmp, 'model'))).filter((f) => f.endsWith('.part'))).toEqual([]);
+    // Bytes proven wrong leave no .part (files stopped by the failure keep theirs, to be resumed).
+    expect(await exists(path.join(tmp, 'model/voices/bf_emma.bin.part'))).toBe(false);
   });
 
   it('rejects a short voice file sent without Content-Length', async () => {
@@ -293,7 +412,7 @@ describe('fetchModel', () => {
     expect(error).toMatchObject({ code: 'content', file: 'tokenizer.json' });
     expect((error as Error).message).toMatch(/tokenizer\.json is not valid: expected JSON/);
     expect(await exists(path.join(jsonDir, 'tokenizer.json'))).toBe(false);
-    expect((await listFiles(jsonDir)).filter((f) => f.endsWith('.part'))).toEqual([]);
+    expect(await exists(path.join(jsonDir, 'tokenizer.json.part'))).toBe(false);
   });
 
   it('reports an HTTP error with the status and the URL', async () => {
@@ -355,7 +474,7 @@ describe('fetchModel', () => {
     expect(await exists(path.join(tmp, 'model'))).toBe(false);
   });
 
-  it('stops on abort and removes partial files', async () => {
+  it('stops on abort and keeps the partial file for the next run', async () => {
     // The model arrives in part and then stalls, so the abort always lands mid-file.
     routes.set('onnx/model.onnx', (_req, res) => {
       res.writeHead(200, { 'content-length': ONNX.length });
@@ -375,7 +494,7 @@ describe('fetchModel', () => {
     expect(error).toBe(controller.signal.reason);
     expect((error as Error).name).toBe('AbortError');
     expect(await exists(path.join(outDir, 'onnx/model.onnx'))).toBe(false);
-    expect((await listFiles(outDir)).filter((f) => f.endsWith('.part'))).toEqual([]);
+    expect((await stat(path.join(outDir, 'onnx/model.onnx.part'))).size).toBeGreaterThan(0);
   });
 
   it('does nothing when the signal is already aborted', async () => {
@@ -438,8 +557,11 @@ describe('fetch-model CLI', () => {
         baseUrl: 'https://huggingface.co',
         revision: 'main',
         repo: DEFAULT_REPO,
+        retries: 3,
       },
     });
+    expect(parseCli(['--retries', '0'], {})).toMatchObject({ options: { retries: 0 } });
+    expect(() => parseCli(['--retries=-1'], {})).toThrow(/--retries needs a whole number of 0 or more/);
     const parsed = parseCli(['--dtype', 'q8', '--voices', 'af_heart, bf_emma', '--out', 'x'], {
       HF_ENDPOINT: 'https://hf-mirror.com',
     });
