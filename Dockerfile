@@ -2,8 +2,12 @@
 #
 # Kokoro-82M streaming TTS server as an Amazon SageMaker real-time endpoint image.
 #
-#   docker build --target gpu -t kokoro-tts:gpu .    # CUDA 12 + cuDNN 9 (ml.g5: NVIDIA A10G)
+#   docker build --target gpu -t kokoro-tts:gpu .    # CUDA 13 + cuDNN 9 (ml.g5: NVIDIA A10G)
 #   docker build --target cpu -t kokoro-tts:cpu .
+#   docker run --gpus all IMAGE gpu-check             # proves CUDA loads, and measures it
+#
+# Every stage is linux/amd64: SageMaker's instances are x86_64, and a build on an arm64 machine
+# (Apple silicon) must not quietly produce an image that cannot run there.
 #
 # Weights are not in the image: SageMaker mounts them at /opt/ml/model (or run with
 # -v "$PWD/models/kokoro-82m:/opt/ml/model:ro"). `--build-arg BAKE_MODEL=1` (and optionally
@@ -15,25 +19,32 @@
 # so the native addons are built against and run on the same Node. Pin a digest
 # (node:22-bookworm-slim@sha256:...) for reproducible builds.
 ARG NODE_IMAGE=node:22-bookworm-slim
-# CUDA 12.4 matches SageMaker's al2-ami-sagemaker-inference-gpu-3-1 host (driver 550, CUDA 12.4),
-# which scripts/deploy.ts selects for GPU instances; onnxruntime-node's CUDA 12 build runs on any
-# CUDA 12.x with cuDNN 9. Runtime flavour: no compiler, and no driver (the host provides it).
-ARG CUDA_IMAGE=nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04
+# onnxruntime-node 1.30's CUDA provider (NuGet Microsoft.ML.OnnxRuntime.Gpu.Linux 1.30.0) is a CUDA 13
+# build that needs cuDNN 9: since ONNX Runtime 1.27 the GPU packages on NuGet are built with CUDA 13,
+# and the CUDA 12 ones moved to a separate, deprecated feed (see the README, "GPU"). CUDA 13 needs
+# NVIDIA driver 580 or newer on the host: SageMaker's al2023-ami-sagemaker-inference-gpu-4-1, which
+# scripts/deploy.ts selects for GPU instances. Runtime flavour: no compiler, and no driver (the host
+# provides it). docker/check-cuda-deps.sh below proves at build time that the two match.
+ARG CUDA_IMAGE=nvidia/cuda:13.0.2-cudnn-runtime-ubuntu24.04
 
-FROM ${NODE_IMAGE} AS node
+FROM --platform=linux/amd64 ${NODE_IMAGE} AS node
 
 # ---- dependencies -------------------------------------------------------------------------------
+# --ignore-scripts: no dependency's install script is needed at run time (sharp and esbuild serve
+# only kokoro-js's and the tests' unused paths), and the one that matters is run explicitly below,
+# whatever npm version's policy on install scripts is.
 FROM node AS manifest
 WORKDIR /opt/program
 COPY package.json package-lock.json .npmrc ./
 
 FROM manifest AS deps-cpu
-RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
+RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund --ignore-scripts
 
-# .npmrc skips onnxruntime-node's download of the CUDA provider; the environment variable wins over
-# it, so here the postinstall fetches the CUDA 12 provider libraries (from NuGet).
-FROM manifest AS deps-gpu
-RUN --mount=type=cache,target=/root/.npm ONNXRUNTIME_NODE_INSTALL=cuda12 npm ci --no-audit --no-fund
+# onnxruntime-node's own install script fetches the CUDA provider libraries from NuGet: forced here
+# (ONNXRUNTIME_NODE_INSTALL=1), since .npmrc skips it everywhere else.
+FROM deps-cpu AS deps-gpu
+RUN ONNXRUNTIME_NODE_INSTALL=1 node node_modules/onnxruntime-node/script/install.js \
+ && test -f node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime_providers_cuda.so
 
 # ---- TypeScript -> dist/ (once for both targets) ------------------------------------------------
 FROM deps-cpu AS compile
@@ -47,17 +58,11 @@ RUN npm run build && test -f dist/server/main.js && test -f dist/model/kokoro-co
 # ---- production node_modules --------------------------------------------------------------------
 FROM deps-cpu AS prod-cpu
 COPY docker/prune-modules.sh ./docker/
-RUN npm prune --omit=dev --no-audit --no-fund && sh docker/prune-modules.sh node_modules
+RUN npm prune --omit=dev --no-audit --no-fund --ignore-scripts && sh docker/prune-modules.sh node_modules
 
 FROM deps-gpu AS prod-gpu
 COPY docker/prune-modules.sh ./docker/
-# A GPU image without the CUDA provider would quietly run on CPU (or not start with
-# KOKORO_DEVICE=cuda): fail the build instead.
-RUN npm prune --omit=dev --no-audit --no-fund && sh docker/prune-modules.sh node_modules \
- && if [ ! -f node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime_providers_cuda.so ]; then \
-      echo "libonnxruntime_providers_cuda.so is absent: ONNXRUNTIME_NODE_INSTALL=cuda12 npm ci did not install the CUDA provider" >&2; \
-      exit 1; \
-    fi
+RUN npm prune --omit=dev --no-audit --no-fund --ignore-scripts && sh docker/prune-modules.sh node_modules
 
 # ---- optional baked weights ---------------------------------------------------------------------
 FROM compile AS model
@@ -73,7 +78,7 @@ RUN --mount=type=cache,target=/var/cache/kokoro-model \
     fi
 
 # ---- gpu target ---------------------------------------------------------------------------------
-FROM ${CUDA_IMAGE} AS gpu
+FROM --platform=linux/amd64 ${CUDA_IMAGE} AS gpu
 ARG KOKORO_DTYPE=fp32
 # ffmpeg for AAC (the other formats are encoded in JavaScript/WebAssembly).
 RUN apt-get update \
@@ -84,7 +89,10 @@ WORKDIR /opt/program
 COPY --from=manifest /opt/program/package.json ./
 COPY --from=prod-gpu /opt/program/node_modules ./node_modules
 COPY --from=compile /opt/program/dist ./dist
-COPY --chmod=0755 docker/entrypoint.sh ./docker/
+COPY --chmod=0755 docker/entrypoint.sh docker/check-cuda-deps.sh ./docker/
+# The proof that CUDA can load: every provider library's dependencies resolve against this image's
+# CUDA and cuDNN (the build fails otherwise), and the build log shows their versions.
+RUN sh docker/check-cuda-deps.sh node_modules/onnxruntime-node/bin/napi-v6/linux/x64
 COPY --from=model /opt/kokoro-model /opt/kokoro-model
 # cuda, not auto: on a GPU endpoint a CUDA failure should fail the deployment with its reason in the
 # log, not leave a healthy-looking endpoint running on CPU. `-e KOKORO_DEVICE=auto` to allow CPU.

@@ -48,7 +48,7 @@ export interface ProviderPlan {
  */
 export function planProviders(device: Device, cudaLibraryPresent: boolean): ProviderPlan {
   const missing =
-    'the CUDA execution provider library (libonnxruntime_providers_cuda.so) is not installed with onnxruntime-node; install it with ONNXRUNTIME_NODE_INSTALL=cuda12 npm ci (the GPU image does this)';
+    'the CUDA execution provider library (libonnxruntime_providers_cuda.so) is not installed with onnxruntime-node; install it with `ONNXRUNTIME_NODE_INSTALL=1 node node_modules/onnxruntime-node/script/install.js` on a CUDA 13 machine (the GPU image does this)';
   switch (device) {
     case 'cpu':
       return { attempts: ['cpu'] };

@@ -37,11 +37,22 @@ export { UsageError };
 
 export const DEFAULT_INSTANCE_TYPE = 'ml.g5.xlarge';
 /**
- * Host image for GPU instances: NVIDIA driver 550 (CUDA 12.4), which runs the image's CUDA 12.4
- * directly. SageMaker's default for ml.g5 is driver 470 (CUDA 11.4), which would need CUDA forward
- * compatibility (the entrypoint sets it up, but the AMI is the supported route).
+ * SageMaker's GPU host images (`InferenceAmiVersion`) with the NVIDIA driver and the newest CUDA it
+ * runs, as the ProductionVariant API reference lists them. SageMaker's default host for ml.g5 has
+ * driver 470 (CUDA 11.4), too old for the image.
  */
-export const GPU_AMI_VERSION = 'al2-ami-sagemaker-inference-gpu-3-1';
+export const GPU_AMIS = {
+  'al2-ami-sagemaker-inference-gpu-2': { driver: '535', cuda: '12.2' },
+  'al2-ami-sagemaker-inference-gpu-2-1': { driver: '535', cuda: '12.2' },
+  'al2-ami-sagemaker-inference-gpu-3-1': { driver: '550', cuda: '12.4' },
+  'al2023-ami-sagemaker-inference-gpu-4-1': { driver: '580', cuda: '13.0' },
+} as const satisfies Record<string, { driver: string; cuda: string }>;
+
+/**
+ * Host image for GPU instances: driver 580, which runs the image's CUDA 13.0 (onnxruntime-node 1.30's
+ * CUDA provider is a CUDA 13 build; CUDA 13 needs driver 580 or newer).
+ */
+export const GPU_AMI_VERSION: keyof typeof GPU_AMIS = 'al2023-ami-sagemaker-inference-gpu-4-1';
 /** Time SageMaker gives the container to answer GET /ping with 200 (model load and warm-up). */
 export const DEFAULT_STARTUP_TIMEOUT_S = 600;
 /** Time SageMaker gives itself to copy the model data from S3 onto the instance. */
@@ -463,7 +474,7 @@ Options:
   --instance-count N      Default 1
   --env KEY=VALUE         Container environment, repeatable (KOKORO_DTYPE=fp16, KOKORO_WORKERS=2, ...)
   --ami-version VERSION   InferenceAmiVersion; default ${GPU_AMI_VERSION} on GPU instances
-                          (NVIDIA driver 550, CUDA 12.4); "none" keeps SageMaker's default
+                          (NVIDIA driver ${GPU_AMIS[GPU_AMI_VERSION].driver}, CUDA ${GPU_AMIS[GPU_AMI_VERSION].cuda}); "none" keeps SageMaker's default
   --startup-timeout S     Seconds for the container to answer /ping with 200 (default ${DEFAULT_STARTUP_TIMEOUT_S})
   --download-timeout S    Seconds for copying the model data (default ${DEFAULT_DOWNLOAD_TIMEOUT_S})
   --region REGION         Default $AWS_REGION, then $AWS_DEFAULT_REGION

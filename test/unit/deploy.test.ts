@@ -123,7 +123,7 @@ describe('deploy', () => {
           InitialVariantWeight: 1,
           ContainerStartupHealthCheckTimeoutInSeconds: 600,
           ModelDataDownloadTimeoutInSeconds: 600,
-          InferenceAmiVersion: 'al2-ami-sagemaker-inference-gpu-3-1',
+          InferenceAmiVersion: 'al2023-ami-sagemaker-inference-gpu-4-1',
         },
       ],
     });
