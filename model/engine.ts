@@ -10,6 +10,7 @@ import { isSupportedLanguage } from './phonemes.ts';
 import { WorkerPool, type PoolEvents } from './pool.ts';
 import { splitSentences } from './sentences.ts';
 import { VoiceCatalog, type ResolvedVoice } from './voices.ts';
+import type { WarmupSetting, WarmupStep } from './warmup.ts';
 import { ffmpegAvailable } from './encoding/aac.ts';
 import { FORMATS, isPassthrough, type AudioFormat, type FormatInfo } from './encoding/formats.ts';
 import { EncoderPool } from './encoding/pool.ts';
@@ -26,6 +27,8 @@ export interface EngineOptions extends PoolEvents {
   readonly defaultVoice: string;
   /** ORT's log severity (0 verbose … 4 fatal). */
   readonly logSeverity: 0 | 1 | 2 | 3 | 4;
+  /** Input lengths warmed before the engine is ready; `auto` (the default): a ladder on CUDA only. */
+  readonly warmupLengths?: WarmupSetting;
   /** Encoder worker threads (MP3, Opus, FLAC, μ-law, AAC, resampling). */
   readonly encoderWorkers?: number;
   /** The ffmpeg binary for AAC; AAC is offered only when it runs. */
@@ -63,6 +66,8 @@ export interface EngineInfo {
   readonly workers: number;
   readonly contract: ModelContract;
   readonly warmupMs: number;
+  /** The warm-up ladder: per input length, the first and a repeated inference (see warmup.ts). */
+  readonly warmupLadder: readonly WarmupStep[];
   readonly voices: number;
   /** Output formats available on this machine (AAC needs ffmpeg). */
   readonly formats: readonly AudioFormat[];
@@ -98,6 +103,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       intraOpThreads: options.intraOpThreads,
       logSeverity: options.logSeverity,
       warmupVoice,
+      warmupLengths: options.warmupLengths ?? 'auto',
       ...(options.faultInjection ? { faultInjection: true } : {}),
     },
     options.workers,
@@ -129,6 +135,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     workers: pool.size,
     contract: poolInfo.contract,
     warmupMs: poolInfo.warmupMs,
+    warmupLadder: poolInfo.ladder,
     voices: voices.ids.length,
     formats,
   };

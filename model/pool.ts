@@ -9,6 +9,7 @@ import type { LanguageCode } from './facts.ts';
 import { startWorker } from './threads.ts';
 import type { ModelContract, Provider } from './onnx.ts';
 import type { ResolvedVoice } from './voices.ts';
+import type { WarmupStep } from './warmup.ts';
 import type { FromWorker, SentenceJob, WorkerInit } from './worker-protocol.ts';
 
 export interface SentenceRequest {
@@ -32,6 +33,8 @@ export interface PoolInfo {
   readonly contract: ModelContract;
   readonly fallbackReason?: string;
   readonly warmupMs: number;
+  /** The warm-up ladder of the first worker that became ready. */
+  readonly ladder: readonly WarmupStep[];
 }
 
 export interface PoolEvents {
@@ -196,6 +199,7 @@ export class WorkerPool {
               provider: message.provider,
               contract: message.contract,
               warmupMs: message.warmupMs,
+              ladder: message.ladder,
               ...(message.fallbackReason ? { fallbackReason: message.fallbackReason } : {}),
             };
             this.#info ??= info;

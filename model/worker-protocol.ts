@@ -5,6 +5,7 @@
 import type { LanguageCode } from './facts.ts';
 import type { ModelContract, Device, Provider } from './onnx.ts';
 import type { ResolvedVoice } from './voices.ts';
+import type { WarmupSetting, WarmupStep } from './warmup.ts';
 
 export interface WorkerInit {
   readonly modelFile: string;
@@ -13,6 +14,8 @@ export interface WorkerInit {
   readonly logSeverity: 0 | 1 | 2 | 3 | 4;
   /** Voice used for the warm-up inference. */
   readonly warmupVoice: ResolvedVoice;
+  /** The ladder of input lengths to warm before the worker is ready (see warmup.ts). */
+  readonly warmupLengths: WarmupSetting;
   /**
    * Tests only: a sentence containing `__crash_worker__` ends the worker thread, one containing
    * `__fail_inference__` fails its inference. Never set in production.
@@ -38,6 +41,7 @@ export type FromWorker =
       readonly contract: ModelContract;
       readonly fallbackReason?: string;
       readonly warmupMs: number;
+      readonly ladder: readonly WarmupStep[];
     }
   | { readonly type: 'fatal'; readonly message: string }
   /** Something a library printed in the worker (espeak-ng does), for the server's log. */

@@ -12,6 +12,7 @@ import { keepKnownPhonemes, padIds, phonemesToIds, splitPhonemes } from './token
 import { VoiceStore, styleRow } from './voices.ts';
 import type { FromWorker, SentenceJob, ToWorker, WorkerInit } from './worker-protocol.ts';
 import type { LanguageCode } from './facts.ts';
+import { warmupIds, warmupLengths, type WarmupStep } from './warmup.ts';
 
 const port = parentPort;
 if (!port) throw new Error('model/worker.ts must run in a worker thread');
@@ -82,11 +83,23 @@ async function start(): Promise<void> {
   const table = await voices.get(init.warmupVoice);
   const ids = phonemesToIds((await frontEnd('Hello there.', 'a'))[0] ?? 'h');
   await session.run(padIds(ids), styleRow(table, ids.length), 1);
+  // The ladder: each length twice, so the log shows what the first call at a new shape costs.
+  const ladder: WarmupStep[] = [];
+  for (const tokens of warmupLengths(init.warmupLengths, session.provider)) {
+    const input = padIds(warmupIds(tokens));
+    const style = styleRow(table, tokens);
+    const first = performance.now();
+    await session.run(input, style, 1);
+    const second = performance.now();
+    await session.run(input, style, 1);
+    ladder.push({ tokens, firstMs: second - first, repeatMs: performance.now() - second });
+  }
   post({
     type: 'ready',
     provider: session.provider,
     contract: session.contract,
     warmupMs: performance.now() - t0,
+    ladder,
     ...(fallbackReason ? { fallbackReason } : {}),
   });
 }

@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import { DTYPE_FILES, type Dtype } from '../model/facts.ts';
 import type { EngineOptions } from '../model/engine.ts';
 import type { Device } from '../model/onnx.ts';
+import { parseWarmupSetting, type WarmupSetting } from '../model/warmup.ts';
 import { ortSeverity } from './logger.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -21,6 +22,8 @@ export interface Config {
   readonly workers: number;
   /** ONNX Runtime intra-op threads per worker. */
   readonly intraOpThreads: number;
+  /** Input lengths each worker warms before /ping says 200 (`auto`: a ladder on CUDA only). */
+  readonly warmupLengths: WarmupSetting;
   /** Encoder worker threads (compressed formats and resampling). */
   readonly encoderWorkers: number;
   /** The ffmpeg binary, used for AAC only; AAC is offered when it runs. */
@@ -63,6 +66,7 @@ export function engineOptions(config: Config): EngineOptions {
     device: config.device,
     workers: config.workers,
     intraOpThreads: config.intraOpThreads,
+    warmupLengths: config.warmupLengths,
     maxQueuedJobs: config.maxQueuedJobs,
     defaultVoice: config.defaultVoice,
     logSeverity: ortSeverity(config.logLevel),
@@ -126,6 +130,10 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
       ? int('SAGEMAKER_BIND_TO_PORT', 8080, 1, 65535)
       : int('PORT', 8080, 0, 65535);
   const workers = int('KOKORO_WORKERS', defaultWorkers(), 1, 64);
+  const warmup = parseWarmupSetting(env.KOKORO_WARMUP_LENGTHS ?? '');
+  if (typeof warmup === 'object' && 'problem' in warmup) {
+    problems.push(`KOKORO_WARMUP_LENGTHS=${JSON.stringify(env.KOKORO_WARMUP_LENGTHS)} ${warmup.problem}`);
+  }
   const cores = availableParallelism();
 
   const config: Config = {
@@ -136,6 +144,7 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     device: oneOf<Device>('KOKORO_DEVICE', 'auto', ['auto', 'cuda', 'cpu']),
     workers,
     intraOpThreads: int('KOKORO_INTRA_OP_THREADS', Math.max(1, Math.floor(cores / workers)), 1, 256),
+    warmupLengths: typeof warmup === 'object' && 'problem' in warmup ? 'auto' : warmup,
     encoderWorkers: int('ENCODER_WORKERS', 1, 1, 16),
     ffmpegPath: env.FFMPEG_PATH?.trim() || 'ffmpeg',
     defaultVoice: env.KOKORO_DEFAULT_VOICE?.trim() || 'af_heart',

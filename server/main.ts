@@ -116,10 +116,15 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   if (stopping) return;
-  const { provider, fallbackReason, modelFile, workers, dtype, warmupMs, voices, formats } = engine.info;
+  const { provider, fallbackReason, modelFile, workers, dtype, warmupMs, warmupLadder, voices, formats } =
+    engine.info;
   if (fallbackReason) log.warn({ reason: fallbackReason }, 'running on CPU: CUDA unavailable');
   lifecycle.setReady(engine);
-  log.info({ provider, modelFile, dtype, workers, voices, formats, warmupMs: Math.round(warmupMs) }, 'ready');
+  const ladder = warmupLadder.map((s) => `${s.tokens}:${Math.round(s.firstMs)}/${Math.round(s.repeatMs)}ms`);
+  log.info(
+    { provider, modelFile, dtype, workers, voices, formats, warmupMs: Math.round(warmupMs), ladder },
+    'ready',
+  );
 }
 
 void main();

@@ -19,7 +19,7 @@ export const pingRoutes: FastifyPluginAsync<{ lifecycle: Lifecycle }> = async (a
       reply.code(503);
       return { status: 'degraded', workers: 0 };
     }
-    const { provider, fallbackReason, dtype, layout, voices, formats } = engine.info;
+    const { provider, fallbackReason, dtype, layout, voices, formats, warmupLadder } = engine.info;
     return {
       status: 'healthy',
       provider,
@@ -29,6 +29,7 @@ export const pingRoutes: FastifyPluginAsync<{ lifecycle: Lifecycle }> = async (a
       workers: load.workers, // ready now, not as configured
       voices,
       formats,
+      warmed_lengths: warmupLadder.map((s) => s.tokens),
       queued: load.queued,
       busy: load.busy,
       sessions: lifecycle.sessions,

@@ -61,6 +61,22 @@ describe('createEngine', () => {
     }
   });
 
+  it('runs the warm-up ladder before it is ready: no ladder on CPU by default, the lengths asked for', async () => {
+    const plain = await createEngine(base);
+    await plain.dispose();
+    expect(plain.info.warmupLadder).toEqual([]);
+    const engine = await createEngine({ ...base, warmupLengths: [16, 510] });
+    try {
+      expect(engine.info.warmupLadder.map((s) => s.tokens)).toEqual([16, 510]);
+      for (const step of engine.info.warmupLadder) {
+        expect(step.firstMs).toBeGreaterThan(0);
+        expect(step.repeatMs).toBeGreaterThan(0);
+      }
+    } finally {
+      await engine.dispose();
+    }
+  });
+
   it('splits a sentence longer than 510 phoneme ids into several inferences without losing any', async () => {
     const engine = await createEngine(base);
     try {

@@ -51,6 +51,30 @@ describe('npm start', () => {
     expect(output).toMatch(/KOKORO_DEVICE=cuda but the CUDA execution provider library/);
   });
 
+  it('says 200 on /ping only after the warm-up ladder ran, and logs what each length cost', async () => {
+    const server = await startServerProcess({
+      KOKORO_MODEL_DIR: STANDIN_MODEL_DIR,
+      KOKORO_WORKERS: '1',
+      KOKORO_WARMUP_LENGTHS: '510,16,128',
+      LOG_LEVEL: 'info',
+    });
+    try {
+      // startServerProcess returned at the first 200: the ladder was already done then.
+      const ping = (await (await fetch(`${server.http}/ping`)).json()) as Record<string, unknown>;
+      expect(ping.warmed_lengths).toEqual([16, 128, 510]);
+      const ready = server.output
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((l) => l.msg === 'ready');
+      expect(ready?.ladder).toEqual([
+        expect.stringMatching(/^16:\d+\/\d+ms$/),
+        expect.stringMatching(/^128:\d+\/\d+ms$/),
+        expect.stringMatching(/^510:\d+\/\d+ms$/),
+      ]);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('on SIGTERM finishes every request received before it, closes sessions with 1001 and exits 0', async () => {
     const server = await startServerProcess({
       KOKORO_MODEL_DIR: STANDIN_MODEL_DIR,

@@ -43,6 +43,7 @@ describe('parseConfig', () => {
       SHUTDOWN_GRACE_S: '3',
       LOG_LEVEL: 'debug',
       KOKORO_FETCH_MODEL: 'yes',
+      KOKORO_WARMUP_LENGTHS: '64,16',
     });
     expect(c).toMatchObject({
       host: '127.0.0.1',
@@ -61,12 +62,20 @@ describe('parseConfig', () => {
       shutdownGraceS: 3,
       logLevel: 'debug',
       fetchModel: true,
+      warmupLengths: [16, 64],
     });
+    expect(parseConfig({}).warmupLengths).toBe('auto');
   });
 
   it('reports every problem at once, saying what is valid', () => {
     try {
-      parseConfig({ PORT: 'eighty', KOKORO_DEVICE: 'tpu', KOKORO_DTYPE: 'int3', KOKORO_WORKERS: '0' });
+      parseConfig({
+        PORT: 'eighty',
+        KOKORO_DEVICE: 'tpu',
+        KOKORO_DTYPE: 'int3',
+        KOKORO_WORKERS: '0',
+        KOKORO_WARMUP_LENGTHS: '600',
+      });
       expect.unreachable();
     } catch (err) {
       expect(err).toBeInstanceOf(ConfigError);
@@ -75,6 +84,7 @@ describe('parseConfig', () => {
       expect(message).toContain('KOKORO_DEVICE="tpu" should be one of: auto, cuda, cpu');
       expect(message).toContain('KOKORO_DTYPE="int3" should be one of: fp32, fp16, q8, q8f16, q4, q4f16');
       expect(message).toContain('KOKORO_WORKERS="0" should be a whole number from 1 to 64');
+      expect(message).toContain('KOKORO_WARMUP_LENGTHS="600" should be auto, none, or comma-separated');
     }
   });
 });
