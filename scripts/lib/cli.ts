@@ -1,4 +1,6 @@
 /** Command-line pieces the scripts share. */
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 type FlagOptions = NonNullable<ParseArgsConfig['options']>;
@@ -19,5 +21,16 @@ export function parseFlags<const O extends FlagOptions>(
     return parseArgs({ args: [...argv], strict: true, allowPositionals: false, options }).values;
   } catch (err) {
     throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** Whether the module at `moduleUrl` (its `import.meta.url`) is the script node was asked to run. */
+export function isMain(moduleUrl: string): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  try {
+    return pathToFileURL(realpathSync(entry)).href === moduleUrl;
+  } catch {
+    return false;
   }
 }
