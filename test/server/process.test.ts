@@ -3,7 +3,10 @@
  * SIGTERM.
  */
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startServerProcess } from '../../scripts/lib/server-process.ts';
@@ -73,6 +76,51 @@ describe('npm start', () => {
     } finally {
       await server.stop();
     }
+  });
+
+  it('loads only compiled code and the packages it uses, in every thread', async () => {
+    const record = join(mkdtempSync(join(tmpdir(), 'kokoro-modules-')), 'loaded.txt');
+    const server = await startServerProcess({
+      KOKORO_MODEL_DIR: STANDIN_MODEL_DIR,
+      KOKORO_WORKERS: '1',
+      RECORD_MODULES_FILE: record,
+      NODE_OPTIONS: `--import ${pathToFileURL(join(ROOT, 'test/fixtures/record-modules.mjs')).href}`,
+    });
+    try {
+      // Every encoder path too: the encoder worker loads its codecs on first use.
+      for (const format of ['wav', 'mp3', 'opus', 'flac', 'mulaw', 'aac']) {
+        const response = await fetch(`${server.http}/invocations`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ text: 'Hello there.', format, sample_rate: 8000 }),
+        });
+        expect(response.status, format).toBe(200);
+        await response.arrayBuffer();
+      }
+    } finally {
+      await server.stop();
+    }
+    const loaded = [...new Set(readFileSync(record, 'utf8').split('\n').filter(Boolean))].map((f) =>
+      f.startsWith('file:') ? fileURLToPath(f) : f,
+    );
+    const packages = new Set(
+      loaded.flatMap((f) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(f)?.[1] ?? []),
+    );
+    // The inference worker (onnxruntime-node, the phonemizer) and the encoder worker were recorded.
+    expect(packages).toContain('onnxruntime-node');
+    expect(packages).toContain('phonemizer');
+    expect(packages).toContain('wasm-media-encoders');
+    // kokoro-js is there for its voice files only; its JavaScript and its dependencies are never loaded.
+    const unused = [...packages].filter((p) =>
+      /^(kokoro-js|@huggingface\/|onnxruntime-web|sharp|@img\/|@aws-sdk\/|tsx|esbuild|typescript|vite|vitest)/.test(
+        p,
+      ),
+    );
+    expect(unused).toEqual([]);
+    // The project's own code runs compiled: nothing from the TypeScript sources.
+    const own = loaded.filter((f) => f.startsWith(ROOT) && !f.includes('/node_modules/'));
+    expect(own.length).toBeGreaterThan(20);
+    expect(own.filter((f) => !f.startsWith(join(ROOT, 'dist/')))).toEqual([]);
   });
 
   it('on SIGTERM finishes every request received before it, closes sessions with 1001 and exits 0', async () => {
