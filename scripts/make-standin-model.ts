@@ -3,7 +3,7 @@
  * test tone instead of speech, plus deterministic voice files. Tests and benchmarks use it because the real
  * weights are not available everywhere.
  *
- * Usage: npx tsx scripts/make-standin-model.ts --out DIR [options]   (see --help)
+ * Usage: npm run standin-model -- --out DIR [options]   (see --help)
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -445,7 +445,7 @@ export async function writeStandinModelDir(
 // ---------------------------------------------------------------------------------------------------------
 // Command line
 
-const HELP = `Usage: npx tsx scripts/make-standin-model.ts --out DIR [options]
+const HELP = `Usage: npm run standin-model -- --out DIR [options]
 
 Writes a stand-in for Kokoro-82M (same inputs and outputs, audio is a test tone) and voice files.
 

@@ -4,7 +4,7 @@
  * checks that each gets audio and `synthesis_complete` in order, closes with `{"type":"close"}` and
  * writes one WAV per sentence.
  *
- * Usage: `tsx scripts/sagemaker-smoke.ts --endpoint NAME [--region R] [--voice V] [--out DIR]
+ * Usage: `npm run smoke:sagemaker -- --endpoint NAME [--region R] [--voice V] [--out DIR]
  * [--text "..."]... [--timeout-ms N]`. Needs AWS credentials and the optional package
  * `@aws-sdk/client-sagemaker-runtime-http2`.
  *
@@ -34,7 +34,7 @@ export { UsageError };
 
 const USAGE = `Smoke test of a Kokoro endpoint through the SageMaker bidirectional streaming API.
 
-Usage: tsx scripts/sagemaker-smoke.ts --endpoint NAME [options]
+Usage: npm run smoke:sagemaker -- --endpoint NAME [options]
 
 Options:
   --endpoint NAME   SageMaker endpoint name (required)

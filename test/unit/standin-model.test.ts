@@ -287,7 +287,7 @@ describe('committed fixture test/fixtures/standin-model', () => {
   });
 
   // A mismatch means the fixture is stale: regenerate it with
-  // npx tsx scripts/make-standin-model.ts --out test/fixtures/standin-model
+  // npm run standin-model -- --out test/fixtures/standin-model
   it('matches the generator byte for byte', async () => {
     const model = await readFile(path.join(FIXTURE, STANDIN_MODEL_FILES['onnx-community']));
     expect(model.equals(Buffer.from(buildStandinModel())), 'onnx/model.onnx is stale').toBe(true);
