@@ -53,7 +53,7 @@ COPY server ./server
 COPY model ./model
 COPY client ./client
 COPY scripts ./scripts
-RUN npm run build && test -f dist/server/main.js && test -f dist/model/kokoro-config.json
+RUN npm run build && test -f dist/server/main.js && test -f dist/model/kokoro/config.json
 
 # ---- production node_modules --------------------------------------------------------------------
 FROM deps-cpu AS prod-cpu

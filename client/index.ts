@@ -5,7 +5,7 @@
  * so it runs in browsers as well as in Node. The SageMaker transports are a subpath of their own,
  * `kokoro-stream-server/client/sagemaker`.
  */
-export { IncrementalSentenceChunker, splitSentences, type ChunkerOptions } from '../model/sentences.ts';
+export { IncrementalSentenceChunker, splitSentences, type ChunkerOptions } from '../model/text/sentences.ts';
 export { decodeControlFrame, isControlFrame } from './frames.ts';
 export {
   TtsSession,

@@ -3,19 +3,19 @@
  * catalog and the model facts, and turns a request into an async stream of audio, sentence by
  * sentence: text → sentences (here) → [worker: normalize → phonemes → ids → ONNX] → samples.
  */
-import type { Dtype } from './facts.ts';
-import { locateModel, type ModelFiles } from './modeldir.ts';
-import type { Device, ModelContract, Provider } from './onnx.ts';
-import { isSupportedLanguage } from './phonemes.ts';
-import { WorkerPool, type PoolEvents } from './pool.ts';
-import { splitSentences } from './sentences.ts';
-import { VoiceCatalog, type ResolvedVoice } from './voices.ts';
-import type { WarmupSetting, WarmupStep } from './warmup.ts';
-import { ffmpegAvailable } from './encoding/aac.ts';
-import { FORMATS, isPassthrough, type AudioFormat, type FormatInfo } from './encoding/formats.ts';
-import { EncoderPool } from './encoding/pool.ts';
-import type { StreamEncoder } from './encoding/types.ts';
-import { PcmEncoder, WavEncoder } from './encoding/wav.ts';
+import type { Dtype } from './kokoro/constants.ts';
+import { locateModel, type ModelFiles } from './kokoro/model-dir.ts';
+import type { Device, ModelContract, Provider } from './inference/ort-session.ts';
+import { isSupportedLanguage } from './text/phonemes.ts';
+import { WorkerPool, type PoolEvents } from './inference/worker-pool.ts';
+import { splitSentences } from './text/sentences.ts';
+import { VoiceCatalog, type ResolvedVoice } from './kokoro/voices.ts';
+import type { WarmupSetting, WarmupStep } from './inference/warmup.ts';
+import { ffmpegAvailable } from './audio/aac.ts';
+import { FORMATS, isPassthrough, type AudioFormat, type FormatInfo } from './audio/formats.ts';
+import { EncoderPool } from './audio/encoder-pool.ts';
+import type { StreamEncoder } from './audio/encoder.ts';
+import { PcmEncoder, WavEncoder } from './audio/wav.ts';
 
 export interface EngineOptions extends PoolEvents {
   readonly modelDir: string;

@@ -12,10 +12,10 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { SAMPLE_RATE } from '../model/facts.ts';
-import { FORMATS, createStreamEncoder, type AudioFormat } from '../model/encoding/formats.ts';
-import { FfmpegPool } from '../model/encoding/aac.ts';
-import { Resampler } from '../model/encoding/resample.ts';
+import { SAMPLE_RATE } from '../model/kokoro/constants.ts';
+import { FORMATS, createStreamEncoder, type AudioFormat } from '../model/audio/formats.ts';
+import { FfmpegPool } from '../model/audio/aac.ts';
+import { Resampler } from '../model/audio/resample.ts';
 import { markdownTable, median, replaceReadmeBlock, round } from './lib/stats.ts';
 
 export const SENTENCES = [

@@ -7,7 +7,7 @@
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DTYPE_FILES, LANGUAGES, VOICE_IDS, type Dtype } from '../model/facts.ts';
+import { DTYPE_FILES, LANGUAGES, VOICE_IDS, type Dtype } from '../model/kokoro/constants.ts';
 import {
   DEFAULT_BASE_URL,
   DEFAULT_REPO,
@@ -16,7 +16,7 @@ import {
   FetchModelError,
   fetchModel,
   type DownloadProgressEvent,
-} from '../model/download.ts';
+} from '../model/kokoro/download.ts';
 import { UsageError, parseFlags } from './lib/cli.ts';
 export { UsageError };
 

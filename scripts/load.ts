@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { createEngine } from '../model/engine.ts';
-import { SAMPLE_RATE } from '../model/facts.ts';
+import { SAMPLE_RATE } from '../model/kokoro/constants.ts';
 import { engineOptions, parseConfig } from '../server/config.ts';
 import { PARAGRAPH } from './bench.ts';
 import { writeStandinModelDir } from './make-standin-model.ts';

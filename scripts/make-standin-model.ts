@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import onnxProto from 'onnx-proto';
-import { SAMPLE_RATE, STYLE_DIM, VOICE_FILE_BYTES, VOICE_ROWS } from '../model/facts.ts';
+import { SAMPLE_RATE, STYLE_DIM, VOICE_FILE_BYTES, VOICE_ROWS } from '../model/kokoro/constants.ts';
 import { projectPath } from './lib/paths.ts';
 
 const { onnx } = onnxProto;
@@ -83,7 +83,7 @@ const VOCAB_SIZE = 178;
 /** Fade in and out over 5 ms so chunk edges do not click. */
 const FADE_SAMPLES = Math.round(SAMPLE_RATE * 0.005);
 
-const CONFIG_SOURCE = projectPath('model', 'kokoro-config.json');
+const CONFIG_SOURCE = projectPath('model', 'kokoro', 'config.json');
 
 // ---------------------------------------------------------------------------------------------------------
 // Deterministic random numbers. Only integer ops and exact float arithmetic, so the bytes do not depend on

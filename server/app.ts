@@ -7,7 +7,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import type { Config } from './config.ts';
 import { TtsError, rawHttpRefusal, toErrorBody, ttsError } from './errors.ts';
 import type { Lifecycle } from './lifecycle.ts';
-import { PlainText } from './options.ts';
+import { PlainText } from './request.ts';
 import { isUpgrade, registerSecurity } from './security.ts';
 import { logRefusal } from './synthesis.ts';
 import { bidiRoutes } from './routes/bidi.ts';

@@ -3,10 +3,10 @@
  * `process.env`; everything else receives a `Config`.
  */
 import { availableParallelism } from 'node:os';
-import { DTYPE_FILES, type Dtype } from '../model/facts.ts';
+import { DTYPE_FILES, type Dtype } from '../model/kokoro/constants.ts';
 import type { EngineOptions } from '../model/engine.ts';
-import type { Device } from '../model/onnx.ts';
-import { parseWarmupSetting, type WarmupSetting } from '../model/warmup.ts';
+import type { Device } from '../model/inference/ort-session.ts';
+import { parseWarmupSetting, type WarmupSetting } from '../model/inference/warmup.ts';
 import { ortSeverity } from './logger.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';

@@ -6,11 +6,11 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Metrics } from './metrics.ts';
 import type { Engine } from '../model/engine.ts';
-import { SAMPLE_RATE } from '../model/facts.ts';
-import { EncoderError } from '../model/encoding/pool.ts';
-import { JobError } from '../model/pool.ts';
+import { SAMPLE_RATE } from '../model/kokoro/constants.ts';
+import { EncoderError } from '../model/audio/encoder-pool.ts';
+import { JobError } from '../model/inference/worker-pool.ts';
 import { TtsError, ttsError } from './errors.ts';
-import type { SynthesisOptions } from './options.ts';
+import type { SynthesisOptions } from './request.ts';
 
 /** One request's figures, in milliseconds and seconds of audio. */
 export interface RunSummary {

@@ -6,7 +6,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import { ttsError } from '../errors.ts';
-import { Session } from '../session.ts';
+import { Session } from '../ws-session.ts';
 
 export const BIDI_PATH = '/invocations-bidirectional-stream';
 

@@ -5,13 +5,13 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
-import { wavHeader } from '../../model/audio.ts';
+import { wavHeader } from '../../model/audio/pcm.ts';
 import type { Engine } from '../../model/engine.ts';
-import { FORMATS } from '../../model/encoding/formats.ts';
+import { FORMATS } from '../../model/audio/formats.ts';
 import type { Config } from '../config.ts';
 import { toErrorBody, ttsError, withRequestId } from '../errors.ts';
 import type { Lifecycle } from '../lifecycle.ts';
-import { PlainText, parseOptions, peekRequestId, type SynthesisOptions } from '../options.ts';
+import { PlainText, parseOptions, peekRequestId, type SynthesisOptions } from '../request.ts';
 import type { Metrics } from '../metrics.ts';
 import { RunStats, encodedAudio, isCancelled } from '../synthesis.ts';
 

@@ -398,9 +398,9 @@ describe('client module boundaries', () => {
     const root = fileURLToPath(new URL('../../', import.meta.url));
     const files = [...graph.keys()].map((f) => f.slice(root.length));
     expect(files).toEqual(
-      expect.arrayContaining(['client/index.ts', 'client/session.ts', 'model/sentences.ts']),
+      expect.arrayContaining(['client/index.ts', 'client/session.ts', 'model/text/sentences.ts']),
     );
-    expect(files.filter((f) => !f.startsWith('client/') && f !== 'model/sentences.ts')).toEqual([]);
+    expect(files.filter((f) => !f.startsWith('client/') && f !== 'model/text/sentences.ts')).toEqual([]);
     const bare = [...graph.values()].flat();
     expect(bare.filter((s) => /fastify|onnxruntime|worker_threads|phonemizer|pino/.test(s))).toEqual([]);
   });

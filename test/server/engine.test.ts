@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEngine, type EngineOptions } from '../../dist/model/engine.js';
-import { ModelDirError } from '../../dist/model/modeldir.js';
+import { ModelDirError } from '../../dist/model/kokoro/model-dir.js';
 import { parseConfig } from '../../dist/server/config.js';
-import { parseOptions } from '../../dist/server/options.js';
+import { parseOptions } from '../../dist/server/request.js';
 import { writeStandinModelDir } from '../../scripts/make-standin-model.ts';
 import { STANDIN_MODEL_DIR } from './harness.ts';
 

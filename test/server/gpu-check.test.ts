@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CUDA_WARMUP_LENGTHS } from '../../dist/model/warmup.js';
+import { CUDA_WARMUP_LENGTHS } from '../../dist/model/inference/warmup.js';
 import {
   parseDriverVersion,
   parseLdd,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { WAV_HEADER_BYTES, floatToPcm16, pcmBytes, wavHeader } from '../../model/audio.ts';
-import { PcmEncoder, WavEncoder } from '../../model/encoding/wav.ts';
+import { WAV_HEADER_BYTES, floatToPcm16, pcmBytes, wavHeader } from '../../model/audio/pcm.ts';
+import { PcmEncoder, WavEncoder } from '../../model/audio/wav.ts';
 
 describe('floatToPcm16', () => {
   const cases = new Map<number, number>([

@@ -178,7 +178,7 @@ describe('Dockerfile', () => {
   it('compiles TypeScript with the build config and checks the JSON the code imports is there', () => {
     const run = all(stage('compile'), 'RUN').join(' ');
     expect(run).toContain('npm run build');
-    expect(run).toContain('test -f dist/model/kokoro-config.json');
+    expect(run).toContain('test -f dist/model/kokoro/config.json');
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
     };

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { VOICE_FILE_BYTES } from '../../model/facts.ts';
+import { VOICE_FILE_BYTES } from '../../model/kokoro/constants.ts';
 import {
   DEFAULT_REPO,
   FetchModelError,
@@ -13,7 +13,7 @@ import {
   fetchModel,
   type DownloadProgressEvent,
   type FetchModelOptions,
-} from '../../model/download.ts';
+} from '../../model/kokoro/download.ts';
 import { main, parseCli } from '../../scripts/fetch-model.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;

@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AAC_SAMPLE_RATES, AacEncoder, FfmpegPool, ffmpegAvailable } from '../../model/encoding/aac.ts';
+import { AAC_SAMPLE_RATES, AacEncoder, FfmpegPool, ffmpegAvailable } from '../../model/audio/aac.ts';
 
 const haveFfmpeg = ffmpegAvailable() && spawnSync('ffprobe', ['-version']).status === 0;
 

@@ -14,10 +14,10 @@ import {
   mp3Bitrates,
   nearestMp3Bitrate,
   parseMp3FrameHeader,
-} from '../../model/encoding/mp3.ts';
-import { OggWriter, oggCrc32 } from '../../model/encoding/ogg.ts';
-import { OPUS_SAMPLE_RATES, OpusEncoder } from '../../model/encoding/opus.ts';
-import type { StreamEncoder } from '../../model/encoding/types.ts';
+} from '../../model/audio/mp3.ts';
+import { OggWriter, oggCrc32 } from '../../model/audio/ogg.ts';
+import { OPUS_SAMPLE_RATES, OpusEncoder } from '../../model/audio/opus.ts';
+import type { StreamEncoder } from '../../model/audio/encoder.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Signals and chunking

@@ -3,9 +3,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FlacEncoder } from '../../model/encoding/flac.ts';
-import { MulawEncoder, decodeMulaw, encodeMulaw } from '../../model/encoding/mulaw.ts';
-import { Resampler } from '../../model/encoding/resample.ts';
+import { FlacEncoder } from '../../model/audio/flac.ts';
+import { MulawEncoder, decodeMulaw, encodeMulaw } from '../../model/audio/mulaw.ts';
+import { Resampler } from '../../model/audio/resample.ts';
 
 const IN_RATE = 24000;
 

@@ -8,7 +8,7 @@ import {
   toOrdinalWords,
   yearToWords,
   type EnglishLang,
-} from '../../model/normalize.ts';
+} from '../../model/text/normalize.ts';
 
 type Case = readonly [input: string, expected: string];
 

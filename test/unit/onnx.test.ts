@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ModelContractError, ProviderError, planProviders, readContract } from '../../model/onnx.ts';
+import {
+  ModelContractError,
+  ProviderError,
+  planProviders,
+  readContract,
+} from '../../model/inference/ort-session.ts';
 
 describe('planProviders (execution provider selection)', () => {
   it('cpu: CPU only, whatever is installed', () => {

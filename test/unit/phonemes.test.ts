@@ -4,8 +4,8 @@ import {
   isSupportedLanguage,
   phonemize,
   splitOnPunctuation,
-} from '../../model/phonemes.ts';
-import { KOKORO_VOCAB } from '../../model/tokens.ts';
+} from '../../model/text/phonemes.ts';
+import { KOKORO_VOCAB } from '../../model/text/tokens.ts';
 
 describe('splitOnPunctuation', () => {
   it('keeps punctuation runs verbatim between word runs', () => {

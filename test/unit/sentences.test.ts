@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IncrementalSentenceChunker, SentenceChunker, splitSentences } from '../../model/sentences.ts';
+import { IncrementalSentenceChunker, SentenceChunker, splitSentences } from '../../model/text/sentences.ts';
 
 const cases = new Map<string, string[]>([
   ['Hello world. How are you?', ['Hello world.', 'How are you?']],

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STYLE_DIM, VOICE_FILE_BYTES, VOICE_ROWS } from '../../model/facts.ts';
+import { STYLE_DIM, VOICE_FILE_BYTES, VOICE_ROWS } from '../../model/kokoro/constants.ts';
 import {
   STANDIN_DEFAULTS,
   STANDIN_MODEL_FILES,
@@ -296,7 +296,7 @@ describe('committed fixture test/fixtures/standin-model', () => {
       expect(voice.equals(Buffer.from(buildVoice(id))), `voices/${id}.bin is stale`).toBe(true);
     }
     const config = await readFile(path.join(FIXTURE, 'config.json'));
-    expect(config.equals(await readFile(path.join(ROOT, 'model/kokoro-config.json')))).toBe(true);
+    expect(config.equals(await readFile(path.join(ROOT, 'model/kokoro/config.json')))).toBe(true);
   });
 
   it('loads and runs from disk', async () => {

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_PHONEME_IDS } from '../../model/facts.ts';
-import { KOKORO_VOCAB, keepKnownPhonemes, padIds, phonemesToIds, splitPhonemes } from '../../model/tokens.ts';
+import { MAX_PHONEME_IDS } from '../../model/kokoro/constants.ts';
+import {
+  KOKORO_VOCAB,
+  keepKnownPhonemes,
+  padIds,
+  phonemesToIds,
+  splitPhonemes,
+} from '../../model/text/tokens.ts';
 
 describe('vocabulary', () => {
   it('is Kokoro v1.0 vocabulary: 114 symbols, ids from the config', () => {

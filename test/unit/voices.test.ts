@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { STYLE_DIM, VOICE_FILE_BYTES, VOICE_ROWS } from '../../model/facts.ts';
+import { STYLE_DIM, VOICE_FILE_BYTES, VOICE_ROWS } from '../../model/kokoro/constants.ts';
 import {
   VoiceCatalog,
   VoiceSpecError,
@@ -12,7 +12,7 @@ import {
   parseVoiceSpec,
   styleRow,
   voiceTableFromBytes,
-} from '../../model/voices.ts';
+} from '../../model/kokoro/voices.ts';
 
 describe('parseVoiceSpec', () => {
   const good = new Map<string, [string, number][]>([

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_PHONEME_IDS } from '../../model/facts.ts';
-import { KOKORO_VOCAB } from '../../model/tokens.ts';
+import { MAX_PHONEME_IDS } from '../../model/kokoro/constants.ts';
+import { KOKORO_VOCAB } from '../../model/text/tokens.ts';
 import {
   CUDA_WARMUP_LENGTHS,
   parseWarmupSetting,
   warmupIds,
   warmupLengths,
   type WarmupSetting,
-} from '../../model/warmup.ts';
+} from '../../model/inference/warmup.ts';
 
 describe('warm-up ladder', () => {
   it('is a ladder up to the 510-id maximum on CUDA by default, and nothing on CPU', () => {

@@ -4,14 +4,14 @@
  * are handled in order; different requests interleave freely.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { SAMPLE_RATE } from '../facts.ts';
+import { SAMPLE_RATE } from '../kokoro/constants.ts';
 import { FfmpegPool, ffmpegAvailable } from './aac.ts';
 import { createStreamEncoder } from './formats.ts';
-import type { StreamEncoder } from './types.ts';
-import type { EncoderWorkerInit, FromEncoder, ToEncoder } from './protocol.ts';
+import type { StreamEncoder } from './encoder.ts';
+import type { EncoderWorkerInit, FromEncoder, ToEncoder } from './encoder-messages.ts';
 
 const port = parentPort;
-if (!port) throw new Error('model/encoding/worker.ts must run in a worker thread');
+if (!port) throw new Error('model/audio/encoder-worker.ts must run in a worker thread');
 const init = workerData as EncoderWorkerInit;
 
 // AAC comes from ffmpeg; keep one process per common configuration spawned ahead (spawning costs

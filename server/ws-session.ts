@@ -9,7 +9,7 @@ import type { WebSocket, RawData } from 'ws';
 import type { Config } from './config.ts';
 import { toErrorBody, ttsError, withRequestId } from './errors.ts';
 import type { Drainable, Lifecycle } from './lifecycle.ts';
-import { parseOptions, peekRequestId } from './options.ts';
+import { parseOptions, peekRequestId } from './request.ts';
 import { RunStats, encodedAudio, isCancelled, logRefusal } from './synthesis.ts';
 
 /** Above this many unsent bytes, sending waits for the socket to drain. */

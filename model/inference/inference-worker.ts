@@ -4,18 +4,18 @@
  * It handles one sentence at a time: normalize → phonemize → ids (split at 510) → ONNX → samples.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { floatToPcm16 } from './audio.ts';
-import { normalizeText } from './normalize.ts';
-import { KokoroSession } from './onnx.ts';
-import { phonemize, warmUpPhonemizer } from './phonemes.ts';
-import { keepKnownPhonemes, padIds, phonemesToIds, splitPhonemes } from './tokens.ts';
-import { VoiceStore, styleRow } from './voices.ts';
-import type { FromWorker, SentenceJob, ToWorker, WorkerInit } from './worker-protocol.ts';
-import type { LanguageCode } from './facts.ts';
+import { floatToPcm16 } from '../audio/pcm.ts';
+import { normalizeText } from '../text/normalize.ts';
+import { KokoroSession } from './ort-session.ts';
+import { phonemize, warmUpPhonemizer } from '../text/phonemes.ts';
+import { keepKnownPhonemes, padIds, phonemesToIds, splitPhonemes } from '../text/tokens.ts';
+import { VoiceStore, styleRow } from '../kokoro/voices.ts';
+import type { FromWorker, SentenceJob, ToWorker, WorkerInit } from './messages.ts';
+import type { LanguageCode } from '../kokoro/constants.ts';
 import { warmupIds, warmupLengths, type WarmupStep } from './warmup.ts';
 
 const port = parentPort;
-if (!port) throw new Error('model/worker.ts must run in a worker thread');
+if (!port) throw new Error('model/inference/inference-worker.ts must run in a worker thread');
 
 const init = workerData as WorkerInit;
 

@@ -2,14 +2,14 @@
  * The audio formats this server can produce: which sample rates each takes, its content type,
  * and the factory that builds a request's encoder (resampler + codec).
  */
-import { SAMPLE_RATE } from '../facts.ts';
+import { SAMPLE_RATE } from '../kokoro/constants.ts';
 import { AacEncoder, type FfmpegPool } from './aac.ts';
 import { FlacEncoder } from './flac.ts';
 import { Mp3Encoder } from './mp3.ts';
 import { MulawEncoder } from './mulaw.ts';
 import { OpusEncoder } from './opus.ts';
 import { Resampler } from './resample.ts';
-import type { StreamEncoder } from './types.ts';
+import type { StreamEncoder } from './encoder.ts';
 import { PcmEncoder, WavEncoder } from './wav.ts';
 
 export const SAMPLE_RATES = [8000, 16000, 22050, 24000, 44100, 48000] as const;

@@ -5,7 +5,7 @@
 import { setMaxListeners } from 'node:events';
 import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DTYPE_FILES, VOICE_FILE_BYTES, VOICE_IDS, isVoiceId, type Dtype } from './facts.ts';
+import { DTYPE_FILES, VOICE_FILE_BYTES, VOICE_IDS, isVoiceId, type Dtype } from './constants.ts';
 
 /** The Hugging Face repository with the ONNX exports kokoro-js loads. */
 export const DEFAULT_REPO = 'onnx-community/Kokoro-82M-v1.0-ONNX';
@@ -353,7 +353,7 @@ function checkVoices(voices: readonly string[] | 'all'): string[] {
     throw new FetchModelError(
       'invalid-option',
       `Unknown voice id${unknown.length > 1 ? 's' : ''} ${shown}. Valid ids are listed by ` +
-        '`npm run fetch-model -- --help` (VOICE_IDS in model/facts.ts); ids are case-sensitive, e.g. af_heart.',
+        '`npm run fetch-model -- --help` (VOICE_IDS in model/kokoro/constants.ts); ids are case-sensitive, e.g. af_heart.',
     );
   }
   if (voices.length === 0) {

@@ -1,5 +1,5 @@
 /** G.711 μ-law: 8-bit companded telephony audio (raw bytes, no header). */
-import type { EncoderOptions, StreamEncoder } from './types.ts';
+import type { EncoderOptions, StreamEncoder } from './encoder.ts';
 
 const BIAS = 0x84;
 const CLIP = 32635;

@@ -6,7 +6,7 @@
  * Calls are synchronous WebAssembly underneath (tens of milliseconds each, the first one much
  * longer): this module is meant to run inside an inference worker, never on the server's main thread.
  */
-import type { LanguageCode } from './facts.ts';
+import type { LanguageCode } from '../kokoro/constants.ts';
 
 /** Languages this front end can phonemize, with espeak-ng's voice for each. */
 export const ESPEAK_VOICES: Partial<Record<LanguageCode, string>> = {

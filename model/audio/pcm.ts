@@ -1,7 +1,7 @@
 /**
  * Samples → bytes: float32 → s16le PCM with clipping, and WAV headers (streaming and exact).
  */
-import { SAMPLE_RATE } from './facts.ts';
+import { SAMPLE_RATE } from '../kokoro/constants.ts';
 
 /**
  * Converts float samples in [-1, 1] to 16-bit PCM, clipping anything outside and rounding to the

@@ -6,8 +6,8 @@
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../threads.ts';
 import type { AudioFormat } from './formats.ts';
-import type { EncoderWorkerInit, FromEncoder, ToEncoder } from './protocol.ts';
-import type { StreamEncoder } from './types.ts';
+import type { EncoderWorkerInit, FromEncoder, ToEncoder } from './encoder-messages.ts';
+import type { StreamEncoder } from './encoder.ts';
 
 interface Waiter {
   resolve(bytes: Uint8Array): void;
@@ -105,7 +105,7 @@ export class EncoderPool {
   }
 
   #spawn(index: number): Promise<void> {
-    const worker = startWorker(import.meta.url, 'worker', {
+    const worker = startWorker(import.meta.url, 'encoder-worker', {
       workerData: this.#init,
       name: `kokoro-encoder-${index}`,
     });

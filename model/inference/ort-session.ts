@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
-import { STYLE_DIM } from './facts.ts';
+import { STYLE_DIM } from '../kokoro/constants.ts';
 
 export type Device = 'auto' | 'cuda' | 'cpu';
 export type Provider = 'cuda' | 'cpu';

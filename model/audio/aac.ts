@@ -11,7 +11,7 @@
  *   settle strategy.
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import type { EncoderOptions, StreamEncoder } from './types.ts';
+import type { EncoderOptions, StreamEncoder } from './encoder.ts';
 
 /** Sample rates accepted by {@link AacEncoder} (all valid AAC-LC rates the server may output). */
 export const AAC_SAMPLE_RATES: readonly number[] = [8000, 16000, 22050, 24000, 44100, 48000];

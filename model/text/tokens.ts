@@ -2,8 +2,8 @@
  * Phonemes → Kokoro token ids, and the split of long phoneme strings into pieces that fit one
  * inference (at most 510 ids; the model adds nothing, we add the two padding zeros).
  */
-import { MAX_PHONEME_IDS } from './facts.ts';
-import kokoroConfig from './kokoro-config.json' with { type: 'json' };
+import { MAX_PHONEME_IDS } from '../kokoro/constants.ts';
+import kokoroConfig from '../kokoro/config.json' with { type: 'json' };
 
 export type Vocab = ReadonlyMap<string, number>;
 

@@ -7,7 +7,7 @@
  * partition order and each partition's parameter chosen per block). Every push returns whole frames
  * only, so each returned chunk decodes on its own after the stream header.
  */
-import type { EncoderOptions, StreamEncoder } from './types.ts';
+import type { EncoderOptions, StreamEncoder } from './encoder.ts';
 
 /** Options of {@link FlacEncoder}. */
 export interface FlacEncoderOptions extends EncoderOptions {

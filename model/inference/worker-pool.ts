@@ -5,12 +5,12 @@
  * one sentence of each other request, never for another request's whole paragraph.
  */
 import type { Worker } from 'node:worker_threads';
-import type { LanguageCode } from './facts.ts';
-import { startWorker } from './threads.ts';
-import type { ModelContract, Provider } from './onnx.ts';
-import type { ResolvedVoice } from './voices.ts';
+import type { LanguageCode } from '../kokoro/constants.ts';
+import { startWorker } from '../threads.ts';
+import type { ModelContract, Provider } from './ort-session.ts';
+import type { ResolvedVoice } from '../kokoro/voices.ts';
 import type { WarmupStep } from './warmup.ts';
-import type { FromWorker, SentenceJob, WorkerInit } from './worker-protocol.ts';
+import type { FromWorker, SentenceJob, WorkerInit } from './messages.ts';
 
 export interface SentenceRequest {
   readonly text: string;
@@ -184,7 +184,7 @@ export class WorkerPool {
   }
 
   #spawn(index: number): Promise<PoolInfo> {
-    const worker = startWorker(import.meta.url, 'worker', {
+    const worker = startWorker(import.meta.url, 'inference-worker', {
       workerData: this.#init,
       name: `kokoro-inference-${index}`,
     });

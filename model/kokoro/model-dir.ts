@@ -10,7 +10,7 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { DTYPE_FILES, type Dtype } from './facts.ts';
+import { DTYPE_FILES, type Dtype } from './constants.ts';
 import { kokoroJsVoiceDir } from './voices.ts';
 
 export class ModelDirError extends Error {

@@ -2,7 +2,7 @@
  * Voices: the catalog of available voice files, parsing of voice specs (`af_bella`,
  * `af_bella+af_sky`, `af_bella(2)+af_sky(1)`), loading, blending and the style row.
  *
- * Paths are only ever built from ids that are in Kokoro's published list (facts.ts), never from the
+ * Paths are only ever built from ids that are in Kokoro's published list (constants.ts), never from the
  * raw request string.
  */
 import { existsSync, statSync } from 'node:fs';
@@ -18,7 +18,7 @@ import {
   isVoiceId,
   type LanguageCode,
   type VoiceId,
-} from './facts.ts';
+} from './constants.ts';
 
 export const MAX_BLEND_VOICES = 8;
 

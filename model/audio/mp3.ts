@@ -10,7 +10,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createEncoder, type WasmMediaEncoder } from 'wasm-media-encoders';
-import type { EncoderOptions, StreamEncoder } from './types.ts';
+import type { EncoderOptions, StreamEncoder } from './encoder.ts';
 
 /** Sample rates MPEG audio layer III defines (MPEG-1, MPEG-2 and MPEG-2.5). */
 export const MP3_SAMPLE_RATES = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000] as const;

@@ -2,9 +2,9 @@
  * Messages between the server's main thread and an inference worker. Plain data only: they cross
  * a `worker_threads` boundary by structured clone (audio buffers are transferred, not copied).
  */
-import type { LanguageCode } from './facts.ts';
-import type { ModelContract, Device, Provider } from './onnx.ts';
-import type { ResolvedVoice } from './voices.ts';
+import type { LanguageCode } from '../kokoro/constants.ts';
+import type { ModelContract, Device, Provider } from './ort-session.ts';
+import type { ResolvedVoice } from '../kokoro/voices.ts';
 import type { WarmupSetting, WarmupStep } from './warmup.ts';
 
 export interface WorkerInit {

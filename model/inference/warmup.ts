@@ -7,9 +7,9 @@
  * that search on their sentences. Running a ladder of lengths at startup moves it before `/ping`
  * says 200. On CPU there is no such search, and the ladder only costs startup time.
  */
-import { MAX_PHONEME_IDS } from './facts.ts';
-import type { Provider } from './onnx.ts';
-import { phonemesToIds } from './tokens.ts';
+import { MAX_PHONEME_IDS } from '../kokoro/constants.ts';
+import type { Provider } from './ort-session.ts';
+import { phonemesToIds } from '../text/tokens.ts';
 
 /** `auto`: the default ladder on CUDA, none on CPU; or explicit lengths, run on any provider. */
 export type WarmupSetting = 'auto' | readonly number[];

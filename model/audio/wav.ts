@@ -1,6 +1,6 @@
 /** Raw PCM16 and streaming WAV as StreamEncoders (the WAV header goes out once, first). */
-import { pcmBytes, wavHeader } from '../audio.ts';
-import type { StreamEncoder } from './types.ts';
+import { pcmBytes, wavHeader } from './pcm.ts';
+import type { StreamEncoder } from './encoder.ts';
 
 export class PcmEncoder implements StreamEncoder {
   push(pcm: Int16Array): Promise<Uint8Array> {

@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import OpusScript from 'opusscript';
 import { OggWriter, concat } from './ogg.ts';
-import type { EncoderOptions, StreamEncoder } from './types.ts';
+import type { EncoderOptions, StreamEncoder } from './encoder.ts';
 
 /** Input rates libopus encodes natively. */
 export const OPUS_SAMPLE_RATES = [8000, 12000, 16000, 24000, 48000] as const;
