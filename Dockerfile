@@ -51,6 +51,7 @@ FROM deps-cpu AS compile
 COPY tsconfig.json tsconfig.build.json ./
 COPY server ./server
 COPY model ./model
+COPY protocol ./protocol
 COPY client ./client
 COPY scripts ./scripts
 RUN npm run build && test -f dist/server/main.js && test -f dist/model/kokoro/config.json

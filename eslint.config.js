@@ -12,7 +12,7 @@ export default tseslint.config(
   },
   {
     // The server logs through pino only; scripts are command-line tools and print.
-    files: ['server/**/*.ts', 'model/**/*.ts'],
+    files: ['server/**/*.ts', 'model/**/*.ts', 'protocol/**/*.ts'],
     rules: { 'no-console': 'error' },
   },
 );

@@ -3,7 +3,7 @@
  * belongs to the request whose `synthesis_start` came last, or else to the oldest request still
  * open. Shared by the WebSocket and the SageMaker sessions.
  */
-import type { TtsAudioEvent, TtsCompleteEvent, TtsErrorEvent, TtsStartEvent } from './session.ts';
+import type { TtsAudioEvent, TtsCompleteEvent, TtsErrorEvent, TtsStartEvent } from './events.ts';
 
 export class RequestTracker {
   /** Requests sent and not yet completed or failed, oldest first. */

@@ -1,25 +1,40 @@
 /**
  * What client authors import (`kokoro-stream-server/client`): the WebSocket session client, the
- * streaming sentence chunker for LLM output, the control-frame rule, and the SSE reader. Nothing
- * here loads server code (Fastify, onnxruntime-node, worker threads, the phonemizer) or the AWS SDK,
- * so it runs in browsers as well as in Node. The SageMaker transports are a subpath of their own,
+ * streaming sentence chunker for LLM output, the wire contract (request options, control frames and
+ * the rule that tells them from audio, formats, error codes), and the SSE reader. Nothing here loads
+ * server code (Fastify, onnxruntime-node, worker threads, the phonemizer) or the AWS SDK, so it runs
+ * in browsers as well as in Node. The SageMaker transports are a subpath of their own,
  * `kokoro-stream-server/client/sagemaker`.
  */
 export { IncrementalSentenceChunker, splitSentences, type ChunkerOptions } from '../model/text/sentences.ts';
-export { decodeControlFrame, isControlFrame } from './frames.ts';
+export {
+  CLOSE_MESSAGE,
+  ERROR_CODES,
+  FORMATS,
+  decodeControlFrame,
+  isControlFrame,
+  type AudioFormat,
+  type ControlFrame,
+  type ErrorBody,
+  type ErrorCode,
+  type ErrorFrame,
+  type SynthesisCompleteFrame,
+  type SynthesisOptions,
+  type SynthesisStartFrame,
+} from '../protocol/index.ts';
+export type {
+  TtsAudioEvent,
+  TtsClosedEvent,
+  TtsCompleteEvent,
+  TtsErrorEvent,
+  TtsEvent,
+  TtsStartEvent,
+} from './events.ts';
 export {
   TtsSession,
   TtsRequestError,
-  type AudioFormat,
-  type SynthesisOptions,
-  type TtsAudioEvent,
-  type TtsClosedEvent,
-  type TtsCompleteEvent,
-  type TtsErrorEvent,
-  type TtsEvent,
   type TtsResult,
   type TtsSessionOptions,
-  type TtsStartEvent,
   type WebSocketConstructor,
   type WebSocketLike,
 } from './session.ts';

@@ -11,8 +11,13 @@
  * installed by the user. Each is loaded at run time, only when no client is passed in, so this module
  * imports and typechecks without either. The request and response shapes are typed here, structurally.
  */
-import { SseParser, decodeAudioEvent, type AudioStreamEvent } from './sse.ts';
+import { concatBytes } from '../protocol/bytes.ts';
+import { decodeControlFrame } from '../protocol/frames.ts';
+import { requestMessage, type SynthesisOptions } from '../protocol/request.ts';
+import { AsyncQueue } from './async-queue.ts';
 import { RequestTracker } from './attribution.ts';
+import type { TtsEvent } from './events.ts';
+import { SseParser, decodeAudioEvent, type AudioStreamEvent } from './sse.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Wire shapes of InvokeEndpointWithBidirectionalStream (typed here; the SDK package is optional)
@@ -73,80 +78,11 @@ export type BidiCommandFactory = (input: BidiInvokeInput) => object;
 // Shared pieces
 // ---------------------------------------------------------------------------------------------
 
-/** Synthesis options of one request (see the wire contract); absent fields take the server's defaults. */
-export interface SynthesisOptions {
-  /** Voice id or blend, e.g. `af_heart` or `af_bella(2)+af_sky(1)`. */
-  readonly voice?: string;
-  /** 0.5 to 2.0. */
-  readonly speed?: number;
-  /** `pcm` (WebSocket default), `wav` (POST default), `mp3`, `opus`, `aac`, `flac`, `mulaw`. */
-  readonly format?: string;
-  readonly sampleRate?: number;
-  /** Echoed on every control frame; generated when absent. */
-  readonly requestId?: string;
-}
-
-/** The JSON message for one request, with `request_id` and `request_timestamp` (epoch seconds). */
-export function buildRequestMessage(
-  text: string,
-  options: SynthesisOptions,
-  requestId: string,
-  now = Date.now(),
-): Record<string, unknown> {
-  return {
-    text,
-    ...(options.voice !== undefined ? { voice: options.voice } : {}),
-    ...(options.speed !== undefined ? { speed: options.speed } : {}),
-    ...(options.format !== undefined ? { format: options.format } : {}),
-    ...(options.sampleRate !== undefined ? { sample_rate: options.sampleRate } : {}),
-    request_id: requestId,
-    request_timestamp: now / 1000,
-  };
-}
-
 const encoder = new TextEncoder();
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-
-function isJsonSpace(byte: number | undefined): boolean {
-  return byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
-}
-
-/**
- * The contract's rule for telling frames apart: the whole payload parses as a JSON object → control
- * (returned), anything else → audio (`null`). Audio that merely starts with `{` stays audio.
- */
-export function parseControlPayload(payload: Uint8Array): Record<string, unknown> | null {
-  let start = 0;
-  let end = payload.length - 1;
-  while (start <= end && isJsonSpace(payload[start])) start++;
-  while (end >= start && isJsonSpace(payload[end])) end--;
-  // Nearly every audio frame fails this byte check, so no decoding is spent on audio.
-  if (start > end || payload[start] !== 0x7b || payload[end] !== 0x7d) return null;
-  let value: unknown;
-  try {
-    value = JSON.parse(strictUtf8.decode(payload));
-  } catch {
-    return null;
-  }
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : null;
-}
 
 function toBytes(value: Uint8Array | string | undefined): Uint8Array {
   if (value === undefined) return new Uint8Array(0);
   return typeof value === 'string' ? encoder.encode(value) : value;
-}
-
-function concatBytes(pieces: readonly Uint8Array[]): Uint8Array {
-  if (pieces.length === 1) return pieces[0] as Uint8Array;
-  const out = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const piece of pieces) {
-    out.set(piece, offset);
-    offset += piece.length;
-  }
-  return out;
 }
 
 function errorText(err: unknown): string {
@@ -199,69 +135,9 @@ function faultFromException(err: unknown): StreamFault | undefined {
   return undefined;
 }
 
-/** Unbounded FIFO with one asynchronous reader; `end()` lets the reader finish after the backlog. */
-class AsyncQueue<T> {
-  readonly #items: T[] = [];
-  #waiter: ((result: IteratorResult<T, undefined>) => void) | undefined;
-  #ended = false;
-
-  get ended(): boolean {
-    return this.#ended;
-  }
-
-  push(item: T): void {
-    if (this.#ended) return;
-    const waiter = this.#waiter;
-    if (waiter) {
-      this.#waiter = undefined;
-      waiter({ value: item, done: false });
-    } else this.#items.push(item);
-  }
-
-  end(): void {
-    this.#ended = true;
-    const waiter = this.#waiter;
-    this.#waiter = undefined;
-    waiter?.({ value: undefined, done: true });
-  }
-
-  next(): Promise<IteratorResult<T, undefined>> {
-    if (this.#items.length > 0) return Promise.resolve({ value: this.#items.shift() as T, done: false });
-    if (this.#ended) return Promise.resolve({ value: undefined, done: true });
-    return new Promise((resolve) => {
-      this.#waiter = resolve;
-    });
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Bidirectional session
 // ---------------------------------------------------------------------------------------------
-
-/** What a session reports, in arrival order; `closed` is always the last event. */
-export type TtsSessionEvent =
-  | { readonly type: 'start'; readonly requestId: string }
-  /**
-   * Audio bytes of the request being answered (whole samples or codec frames). Audio carries no id on
-   * the wire: it belongs to the request the server is working on, since requests are answered in order.
-   */
-  | { readonly type: 'audio'; readonly requestId: string; readonly bytes: Uint8Array }
-  | {
-      readonly type: 'complete';
-      readonly requestId: string;
-      /** Seconds of audio synthesized. */
-      readonly totalDurationS: number;
-      /** Seconds the server spent on the request. */
-      readonly elapsedS: number;
-      /** The whole `synthesis_complete` frame, for figures added later. */
-      readonly raw: Readonly<Record<string, unknown>>;
-    }
-  /**
-   * A request failed (`requestId` set, the session goes on), or the stream failed (`requestId` absent,
-   * `code` `model_stream_error`, `internal_stream_failure` or `transport_error`; `closed` follows).
-   */
-  | { readonly type: 'error'; readonly requestId?: string; readonly code: string; readonly message: string }
-  | { readonly type: 'closed'; readonly reason: string };
 
 /** Options of {@link SageMakerTtsSession.connect}. */
 export interface SageMakerSessionOptions {
@@ -314,7 +190,7 @@ async function loadHttp2Sdk(): Promise<Http2Sdk> {
  * Many synthesis requests over one SageMaker bidirectional stream, answered strictly in order. Every
  * message goes out as one `BINARY` payload part (SageMaker hands it to the container as a binary
  * WebSocket frame); the response parts are reassembled into the container's frames and turned into
- * {@link TtsSessionEvent}s.
+ * {@link TtsEvent}s.
  *
  * @example
  * ```ts
@@ -327,7 +203,7 @@ async function loadHttp2Sdk(): Promise<Http2Sdk> {
  */
 export class SageMakerTtsSession {
   readonly #requests = new AsyncQueue<BidiRequestEvent>();
-  readonly #events = new AsyncQueue<TtsSessionEvent>();
+  readonly #events = new AsyncQueue<TtsEvent>();
   readonly #abort = new AbortController();
   /** Which request each frame belongs to (the same rule as the WebSocket session). */
   readonly #tracker = new RequestTracker();
@@ -410,17 +286,17 @@ export class SageMakerTtsSession {
    */
   send(text: string, options: SynthesisOptions = {}): string {
     if (this.closed) throw new Error('the session is closed; connect a new one');
-    const requestId = options.requestId ?? globalThis.crypto.randomUUID();
-    this.#tracker.sent(requestId);
-    this.#sendJson(buildRequestMessage(text, options, requestId));
-    return requestId;
+    const message = requestMessage(text, options, globalThis.crypto.randomUUID());
+    this.#tracker.sent(message.request_id!);
+    this.#sendJson(message);
+    return message.request_id!;
   }
 
   /**
    * The session's events in arrival order, ending after `closed`. There is one reader: calling this
    * twice throws. Events are buffered until read.
    */
-  events(): AsyncIterableIterator<TtsSessionEvent> {
+  events(): AsyncIterableIterator<TtsEvent> {
     if (this.#eventsTaken) throw new Error('events() may be called once per session');
     this.#eventsTaken = true;
     const queue = this.#events;
@@ -454,7 +330,7 @@ export class SageMakerTtsSession {
     this.#abort.abort();
   }
 
-  #sendJson(message: Record<string, unknown>): void {
+  #sendJson(message: object): void {
     this.#requests.push({
       PayloadPart: {
         Bytes: encoder.encode(JSON.stringify(message)),
@@ -515,7 +391,7 @@ export class SageMakerTtsSession {
   }
 
   #onMessage(payload: Uint8Array, dataType: string | undefined): void {
-    const control = parseControlPayload(payload);
+    const control = decodeControlFrame(payload);
     if (control) {
       this.#onControl(control);
       return;
@@ -530,7 +406,7 @@ export class SageMakerTtsSession {
     if (event) this.#emit(event);
   }
 
-  #emit(event: TtsSessionEvent): void {
+  #emit(event: TtsEvent): void {
     if (!this.#finished) this.#events.push(event);
   }
 
@@ -626,9 +502,11 @@ export async function* invokeStreaming(
   options: InvokeStreamingOptions,
 ): AsyncGenerator<Uint8Array | AudioStreamEvent, void, undefined> {
   const sse = options.transport === 'sse';
-  const requestId = options.options?.requestId ?? globalThis.crypto.randomUUID();
-  const message = buildRequestMessage(options.text, options.options ?? {}, requestId);
-  if (sse) message.transport = 'sse';
+  const message = requestMessage(
+    options.text,
+    { ...options.options, ...(sse ? { transport: 'sse' as const } : {}) },
+    globalThis.crypto.randomUUID(),
+  );
   const sdk = await loadRuntimeSdk();
   const client =
     options.client ??

@@ -6,76 +6,11 @@
  *
  * Runs in Node.js (the `ws` package, loaded on first use) and in browsers (pass their `WebSocket`).
  */
-import { decodeControlFrame } from './frames.ts';
+import { concatBytes } from '../protocol/bytes.ts';
+import { decodeControlFrame } from '../protocol/frames.ts';
+import type { SynthesisOptions } from '../protocol/request.ts';
 import { RequestTracker } from './attribution.ts';
-
-/** Audio formats of this server (`aac` only where the server has ffmpeg). */
-export type AudioFormat = 'pcm' | 'wav' | 'mp3' | 'opus' | 'aac' | 'flac' | 'mulaw';
-
-/** Per-request synthesis options, with the wire contract's names. */
-export interface SynthesisOptions {
-  /** A Kokoro voice id or a blend such as `af_bella(2)+af_sky(1)`; the server's default otherwise. */
-  readonly voice?: string;
-  /** 0.5 to 2.0; 1.0 by default. */
-  readonly speed?: number;
-  /** `pcm` (s16le mono) by default on the WebSocket route. */
-  readonly format?: AudioFormat;
-  /** 24000 by default (8000 for `mulaw`). */
-  readonly sample_rate?: number;
-  /** Echoed on every control frame of the request; generated when absent. */
-  readonly request_id?: string;
-  /** Epoch seconds of sending; lets the server refuse a request that waited too long (stale). */
-  readonly request_timestamp?: number;
-}
-
-/** A synthesis request started: its audio frames follow. */
-export interface TtsStartEvent {
-  readonly type: 'start';
-  readonly requestId: string;
-}
-
-/** One audio frame: whole samples (and whole codec frames), in the request's format. */
-export interface TtsAudioEvent {
-  readonly type: 'audio';
-  /** The request it belongs to; `''` only if audio came while no request of ours was open. */
-  readonly requestId: string;
-  readonly bytes: Uint8Array;
-}
-
-/** The last audio of a request has been received. */
-export interface TtsCompleteEvent {
-  readonly type: 'complete';
-  readonly requestId: string;
-  /** Seconds of synthesized audio. */
-  readonly totalDurationS: number;
-  /** Server time from the message's arrival to its completion, in seconds. */
-  readonly elapsedS: number;
-  /** Server time from the message's arrival to its first audio frame, when the server reports it. */
-  readonly timeToFirstAudioS?: number;
-  /** The whole `synthesis_complete` frame, with any further figures the server adds. */
-  readonly raw: Readonly<Record<string, unknown>>;
-}
-
-/** The server refused or failed a request (or a message it could not parse); the session stays open. */
-export interface TtsErrorEvent {
-  readonly type: 'error';
-  /** Absent when the server could not tell which request it was. */
-  readonly requestId?: string;
-  /** A code from the server's error table, e.g. `invalid_option`, `voice_not_found`, `busy`. */
-  readonly code: string;
-  readonly message: string;
-}
-
-/** The connection has closed (the last event of a session). */
-export interface TtsClosedEvent {
-  readonly type: 'closed';
-  /** 1000 after `close()`; 1001 at server shutdown; 1006 when the connection dropped. */
-  readonly code: number;
-  readonly reason: string;
-}
-
-/** Everything {@link TtsSession.events} yields. */
-export type TtsEvent = TtsStartEvent | TtsAudioEvent | TtsCompleteEvent | TtsErrorEvent | TtsClosedEvent;
+import type { TtsClosedEvent, TtsCompleteEvent, TtsEvent } from './events.ts';
 
 /** What {@link TtsSession.request} resolves to. */
 export interface TtsResult {
@@ -373,7 +308,7 @@ export class TtsSession {
     if (event.type === 'audio') collector.chunks.push(event.bytes);
     else if (event.type === 'complete') {
       this.#collectors.delete(event.requestId);
-      collector.resolve({ audio: concat(collector.chunks), complete: event });
+      collector.resolve({ audio: concatBytes(collector.chunks), complete: event });
     } else if (event.type === 'error') {
       this.#collectors.delete(event.requestId!);
       collector.reject(new TtsRequestError(event.code, event.message, event.requestId));
@@ -400,19 +335,8 @@ async function defaultWebSocket(): Promise<WebSocketConstructor> {
 function toBytes(data: unknown): Uint8Array | undefined {
   if (data instanceof ArrayBuffer) return new Uint8Array(data);
   if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  if (Array.isArray(data)) return concat(data as Uint8Array[]); // ws's 'fragments' binaryType
+  if (Array.isArray(data)) return concatBytes(data as Uint8Array[]); // ws's 'fragments' binaryType
   return undefined;
-}
-
-function concat(chunks: readonly Uint8Array[]): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
 }
 
 let fallbackCounter = 0;

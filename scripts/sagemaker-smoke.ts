@@ -15,12 +15,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import {
-  SageMakerTtsSession,
-  type BidiCommandFactory,
-  type BidiStreamClient,
-  type TtsSessionEvent,
-} from '../client/sagemaker.ts';
+import type { TtsEvent } from '../client/events.ts';
+import { SageMakerTtsSession, type BidiCommandFactory, type BidiStreamClient } from '../client/sagemaker.ts';
 import {
   DEFAULT_TEXTS,
   PCM_SAMPLE_RATE,
@@ -206,12 +202,9 @@ export interface SmokeReport {
   readonly exitCode: number;
 }
 
-type Next = IteratorResult<TtsSessionEvent, undefined> | 'timeout';
+type Next = IteratorResult<TtsEvent, undefined> | 'timeout';
 
-async function nextBefore(
-  events: AsyncIterator<TtsSessionEvent, undefined>,
-  deadline: number,
-): Promise<Next> {
+async function nextBefore(events: AsyncIterator<TtsEvent, undefined>, deadline: number): Promise<Next> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<'timeout'>((resolveTimeout) => {
     timer = setTimeout(() => resolveTimeout('timeout'), Math.max(0, deadline - performance.now()));
@@ -257,7 +250,7 @@ export async function exerciseSession(
   const settle = (result: SentenceResult | undefined): void => {
     if (result && result.answeredAs === undefined) result.answeredAs = answered++;
   };
-  const handle = (event: TtsSessionEvent): void => {
+  const handle = (event: TtsEvent): void => {
     const result =
       'requestId' in event && event.requestId !== undefined ? byId.get(event.requestId) : undefined;
     switch (event.type) {

@@ -9,7 +9,7 @@
  * The pure pieces (frame classification, WAV header, URL derivation, table formatting) are exported
  * for the unit tests; the command line only runs when this file is the entry point.
  */
-import { decodeControlFrame } from '../client/frames.ts';
+import { decodeControlFrame } from '../protocol/frames.ts';
 import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';

@@ -3,7 +3,7 @@
  * messages. Wrong types and out-of-range values are errors, never clamped.
  */
 import { randomUUID } from 'node:crypto';
-import { FORMATS, isAudioFormat, type AudioFormat } from '../model/audio/formats.ts';
+import { FORMATS, isAudioFormat, type AudioFormat } from '../protocol/formats.ts';
 import type { Engine } from '../model/engine.ts';
 import { VoiceSpecError, type ResolvedVoice } from '../model/kokoro/voices.ts';
 import type { Config } from './config.ts';

@@ -1,5 +1,5 @@
 /** Messages between the main thread and an encoder worker (structured clone; audio transferred). */
-import type { AudioFormat } from './formats.ts';
+import type { AudioFormat } from '../../protocol/formats.ts';
 
 export interface EncoderWorkerInit {
   readonly ffmpegPath: string;

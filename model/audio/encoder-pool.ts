@@ -5,7 +5,7 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../threads.ts';
-import type { AudioFormat } from './formats.ts';
+import type { AudioFormat } from '../../protocol/formats.ts';
 import type { EncoderWorkerInit, FromEncoder, ToEncoder } from './encoder-messages.ts';
 import type { StreamEncoder } from './encoder.ts';
 

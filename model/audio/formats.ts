@@ -1,7 +1,9 @@
 /**
- * The audio formats this server can produce: which sample rates each takes, its content type,
- * and the factory that builds a request's encoder (resampler + codec).
+ * The factory that builds a request's encoder (resampler + codec) for a format of the wire
+ * contract (protocol/formats.ts says which rates each format takes and its content type).
  */
+import { concatBytes } from '../../protocol/bytes.ts';
+import type { AudioFormat } from '../../protocol/formats.ts';
 import { SAMPLE_RATE } from '../kokoro/constants.ts';
 import { AacEncoder, type FfmpegPool } from './aac.ts';
 import { FlacEncoder } from './flac.ts';
@@ -11,41 +13,6 @@ import { OpusEncoder } from './opus.ts';
 import { Resampler } from './resample.ts';
 import type { StreamEncoder } from './encoder.ts';
 import { PcmEncoder, WavEncoder } from './wav.ts';
-
-export const SAMPLE_RATES = [8000, 16000, 22050, 24000, 44100, 48000] as const;
-
-export interface FormatInfo {
-  /** Output sample rates accepted for this format. */
-  readonly rates: readonly number[];
-  readonly defaultRate: number;
-  contentType(rate: number): string;
-  /** Needs the ffmpeg binary (checked at startup; the format is offered only if it runs). */
-  readonly needsFfmpeg?: boolean;
-}
-
-export const FORMATS = {
-  pcm: {
-    rates: SAMPLE_RATES,
-    defaultRate: SAMPLE_RATE,
-    contentType: (rate: number) => `audio/pcm;rate=${rate};encoding=s16le;channels=1`,
-  },
-  wav: { rates: SAMPLE_RATES, defaultRate: SAMPLE_RATE, contentType: () => 'audio/wav' },
-  mp3: { rates: SAMPLE_RATES, defaultRate: SAMPLE_RATE, contentType: () => 'audio/mpeg' },
-  opus: {
-    rates: [8000, 16000, 24000, 48000],
-    defaultRate: SAMPLE_RATE,
-    contentType: () => 'audio/ogg; codecs=opus',
-  },
-  aac: { rates: SAMPLE_RATES, defaultRate: SAMPLE_RATE, contentType: () => 'audio/aac', needsFfmpeg: true },
-  flac: { rates: SAMPLE_RATES, defaultRate: SAMPLE_RATE, contentType: () => 'audio/flac' },
-  mulaw: { rates: [8000], defaultRate: 8000, contentType: (rate: number) => `audio/basic;rate=${rate}` },
-} as const satisfies Record<string, FormatInfo>;
-
-export type AudioFormat = keyof typeof FORMATS;
-
-export function isAudioFormat(value: string): value is AudioFormat {
-  return Object.hasOwn(FORMATS, value);
-}
 
 /** Formats that need no encoding work beyond a header: served on the main thread at 24 kHz. */
 export function isPassthrough(format: AudioFormat, rate: number): boolean {
@@ -73,21 +40,12 @@ class ResamplingEncoder implements StreamEncoder {
   async end(): Promise<Uint8Array> {
     const tail = await this.inner.push(this.resampler.end());
     const last = await this.inner.end();
-    return concat(tail, last);
+    return concatBytes([tail, last]);
   }
 
   abort(): void {
     this.inner.abort();
   }
-}
-
-export function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  if (a.length === 0) return b;
-  if (b.length === 0) return a;
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a, 0);
-  out.set(b, a.length);
-  return out;
 }
 
 /** Builds a request's encoder. Input is always PCM16 mono at 24 kHz. */

@@ -3,6 +3,7 @@
  * Packets go in whole per call; a call that needs more than 255 lacing values spreads its
  * packets over several pages with the continuation flag.
  */
+import { concatBytes } from '../../protocol/bytes.ts';
 
 /** Lacing values per page: the segment count is one byte. */
 const MAX_SEGMENTS = 255;
@@ -152,20 +153,6 @@ export class OggWriter {
       first = last;
     } while (first < lacing.length);
 
-    return concat(pages);
+    return concatBytes(pages);
   }
-}
-
-/** Concatenates byte arrays (returns the only one as is). */
-export function concat(parts: readonly Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  let length = 0;
-  for (const p of parts) length += p.length;
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

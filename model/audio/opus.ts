@@ -13,7 +13,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import OpusScript from 'opusscript';
-import { OggWriter, concat } from './ogg.ts';
+import { concatBytes } from '../../protocol/bytes.ts';
+import { OggWriter } from './ogg.ts';
 import type { EncoderOptions, StreamEncoder } from './encoder.ts';
 
 /** Input rates libopus encodes natively. */
@@ -196,7 +197,7 @@ export class OpusEncoder implements StreamEncoder {
       this.pendingLength = pcm.length - i;
     }
     if (packets.length > 0) out.push(this.audioPages(packets, false));
-    return concat(out);
+    return concatBytes(out);
   }
 
   async end(): Promise<Uint8Array> {
@@ -215,7 +216,7 @@ export class OpusEncoder implements StreamEncoder {
     out.push(this.audioPages(packets, true));
     this.abort();
     this.done = true;
-    return concat(out);
+    return concatBytes(out);
   }
 
   abort(): void {
@@ -254,7 +255,7 @@ export class OpusEncoder implements StreamEncoder {
     tags.writeUInt32LE(vendor.length, 8);
     vendor.copy(tags, 12);
     tags.writeUInt32LE(0, 12 + vendor.length); // no user comments
-    return concat([
+    return concatBytes([
       this.ogg.page([head], { granulePosition: 0n, bos: true }),
       this.ogg.page([tags], { granulePosition: 0n }),
     ]);

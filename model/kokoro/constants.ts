@@ -1,10 +1,12 @@
 /**
  * Facts about Kokoro-82M v1.0 that the rest of the code relies on. Input and output *names* are not
- * here: they are read from the ONNX session (see onnx.ts), because the published exports differ.
+ * here: they are read from the ONNX session (see inference/ort-session.ts), because the published
+ * exports differ.
  */
+import { NATIVE_SAMPLE_RATE } from '../../protocol/formats.ts';
 
-/** Kokoro's only output rate: mono float32 at 24 kHz. */
-export const SAMPLE_RATE = 24_000;
+/** Kokoro's only output rate: mono float32 at 24 kHz (the wire contract's native rate). */
+export const SAMPLE_RATE = NATIVE_SAMPLE_RATE;
 
 /** Width of one style vector (one row of a voice file). */
 export const STYLE_DIM = 256;

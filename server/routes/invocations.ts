@@ -7,7 +7,8 @@ import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
 import { wavHeader } from '../../model/audio/pcm.ts';
 import type { Engine } from '../../model/engine.ts';
-import { FORMATS } from '../../model/audio/formats.ts';
+import { FORMATS } from '../../protocol/formats.ts';
+import { formatSseEvent } from '../../protocol/sse.ts';
 import type { Config } from '../config.ts';
 import { toErrorBody, ttsError, withRequestId } from '../errors.ts';
 import type { Lifecycle } from '../lifecycle.ts';
@@ -16,11 +17,6 @@ import type { Metrics } from '../metrics.ts';
 import { RunStats, encodedAudio, isCancelled } from '../synthesis.ts';
 
 const HEADER_SAFE = /^[\x20-\x7e]+$/;
-
-/** One Server-Sent Event: `event: NAME`, one `data:` line of JSON, a blank line. */
-export function sseEvent(name: string, data: Record<string, unknown>): string {
-  return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
-}
 
 function wantsSse(accept: string | undefined): boolean {
   return accept !== undefined && /(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept);
@@ -140,7 +136,7 @@ async function* sseStream(
   metrics: Metrics,
 ): AsyncGenerator<string> {
   const request_id = options.requestId;
-  yield sseEvent('audio_stream_start', {
+  yield formatSseEvent('audio_stream_start', {
     request_id,
     format: options.format,
     voice: options.voice.key,
@@ -149,18 +145,22 @@ async function* sseStream(
   let seq = 0;
   try {
     for await (const bytes of encodedAudio(engine, options, stats, signal)) {
-      yield sseEvent('audio_chunk', { request_id, seq: seq++, data: Buffer.from(bytes).toString('base64') });
+      yield formatSseEvent('audio_chunk', {
+        request_id,
+        seq: seq++,
+        data: Buffer.from(bytes).toString('base64'),
+      });
     }
   } catch (err) {
     if (signal.aborted || isCancelled(err)) return;
     const { status, body } = toErrorBody(err, request_id);
     if (status >= 500)
       log.error({ err, ...stats.summary() }, 'synthesis failed after the event stream began');
-    yield sseEvent('error', { request_id, code: body.code, message: body.message });
+    yield formatSseEvent('error', { request_id, code: body.code, message: body.message });
     return;
   }
   const summary = stats.summary();
   log.info({ chars: options.chars, transport: 'sse', ...summary }, 'synthesized');
   metrics.observe('http', options.format, summary);
-  yield sseEvent('audio_stream_end', { request_id, total_chunks: seq, duration_s: summary.audioS });
+  yield formatSseEvent('audio_stream_end', { request_id, total_chunks: seq, duration_s: summary.audioS });
 }

@@ -398,10 +398,24 @@ describe('client module boundaries', () => {
     const root = fileURLToPath(new URL('../../', import.meta.url));
     const files = [...graph.keys()].map((f) => f.slice(root.length));
     expect(files).toEqual(
-      expect.arrayContaining(['client/index.ts', 'client/session.ts', 'model/text/sentences.ts']),
+      expect.arrayContaining([
+        'client/index.ts',
+        'client/session.ts',
+        'model/text/sentences.ts',
+        'protocol/index.ts',
+      ]),
     );
-    expect(files.filter((f) => !f.startsWith('client/') && f !== 'model/text/sentences.ts')).toEqual([]);
+    // The client, the pure wire contract and the sentence chunker: nothing else.
+    expect(
+      files.filter(
+        (f) => !f.startsWith('client/') && !f.startsWith('protocol/') && f !== 'model/text/sentences.ts',
+      ),
+    ).toEqual([]);
     const bare = [...graph.values()].flat();
-    expect(bare.filter((s) => /fastify|onnxruntime|worker_threads|phonemizer|pino/.test(s))).toEqual([]);
+    expect(bare.filter((s) => /fastify|onnxruntime|worker_threads|phonemizer|pino|aws-sdk/.test(s))).toEqual(
+      [],
+    );
+    // Browser-safe: no Node built-in module is imported (the `ws` fallback is loaded only in Node).
+    expect(bare.filter((s) => s.startsWith('node:'))).toEqual([]);
   });
 });

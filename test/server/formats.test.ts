@@ -3,7 +3,7 @@
  * match the PCM, and every WebSocket message of a framed format stands on its own.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FORMATS, type AudioFormat } from '../../model/audio/formats.ts';
+import { FORMATS, type AudioFormat } from '../../protocol/formats.ts';
 import { CODEC_NAMES, adtsFrames, decode, mp3Frames, oggPages, probe } from './audio-tools.ts';
 import { TestClient, requestsOf, startServer, type TestServer } from './harness.ts';
 

@@ -6,10 +6,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FORMATS } from '../../dist/model/audio/formats.js';
+import { ERROR_CODES, FORMATS } from '../../protocol/index.ts';
 import type { Engine } from '../../dist/model/engine.js';
 import { parseConfig } from '../../dist/server/config.js';
-import { ERROR_CODES } from '../../dist/server/errors.js';
 import { parseOptions } from '../../dist/server/request.js';
 import { readSse } from '../../client/sse.ts';
 import { startServer, TestClient, type TestServer } from './harness.ts';

@@ -14,15 +14,15 @@ import {
   HTTP2_SDK_PACKAGE,
   SageMakerTtsSession,
   invokeStreaming,
-  parseControlPayload,
   type BidiCommandFactory,
   type BidiInvokeInput,
   type BidiPayloadPart,
   type BidiResponseEvent,
   type BidiStreamClient,
-  type TtsSessionEvent,
 } from '../../client/sagemaker.ts';
 import type { AudioStreamEvent } from '../../client/sse.ts';
+import { decodeControlFrame } from '../../protocol/frames.ts';
+import type { TtsEvent } from '../../client/events.ts';
 import { UsageError, formatTable, main, parseCliArgs, wavName } from '../../scripts/sagemaker-smoke.ts';
 
 const utf8 = new TextEncoder();
@@ -191,8 +191,8 @@ describe('SageMakerTtsSession over a fake HTTP/2 client', () => {
       commandFactory,
     });
     const before = Date.now() / 1000;
-    const id1 = session.send('Hello there.', { voice: 'af_bella', speed: 1.2, sampleRate: 24000 });
-    const id2 = session.send('Second.', { requestId: 'mine-2', format: 'pcm' });
+    const id1 = session.send('Hello there.', { voice: 'af_bella', speed: 1.2, sample_rate: 24000 });
+    const id2 = session.send('Second.', { request_id: 'mine-2', format: 'pcm' });
     expect(id2).toBe('mine-2');
     expect(id1).toMatch(/^[0-9a-f-]{36}$/);
     await expect.poll(() => fake.parts.length).toBe(2);
@@ -254,9 +254,7 @@ describe('SageMakerTtsSession over a fake HTTP/2 client', () => {
       'complete',
       'closed',
     ]);
-    const audioEvents = events.filter(
-      (e): e is Extract<TtsSessionEvent, { type: 'audio' }> => e.type === 'audio',
-    );
+    const audioEvents = events.filter((e): e is Extract<TtsEvent, { type: 'audio' }> => e.type === 'audio');
     expect(audioEvents.map((e) => [...e.bytes])).toEqual([...audio[0]!, ...audio[1]!].map((b) => [...b]));
     expect(events[0]).toEqual({ type: 'start', requestId: id1 });
     expect(events[3]).toMatchObject({
@@ -265,7 +263,7 @@ describe('SageMakerTtsSession over a fake HTTP/2 client', () => {
       totalDurationS: 0.15,
       elapsedS: 0.02,
     });
-    expect((events[3] as Extract<TtsSessionEvent, { type: 'complete' }>).raw.rtf).toBe(0.13);
+    expect((events[3] as Extract<TtsEvent, { type: 'complete' }>).raw.rtf).toBe(0.13);
     expect(events[5]).toMatchObject({
       type: 'complete',
       requestId: id2,
@@ -464,13 +462,13 @@ describe('SageMakerTtsSession over a fake HTTP/2 client', () => {
   });
 });
 
-describe('parseControlPayload (the contract rule)', () => {
+describe('decodeControlFrame on SageMaker payload parts (the contract rule)', () => {
   it('finds JSON objects and leaves audio alone', () => {
-    expect(parseControlPayload(utf8.encode(' {"type":"error"}\n'))).toEqual({ type: 'error' });
-    expect(parseControlPayload(new Uint8Array([0x7b, 1, 2, 0x7d]))).toBeNull();
-    expect(parseControlPayload(utf8.encode('[1]'))).toBeNull();
-    expect(parseControlPayload(new Uint8Array(0))).toBeNull();
-    expect(parseControlPayload(new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x7d]))).toBeNull();
+    expect(decodeControlFrame(utf8.encode(' {"type":"error"}\n'))).toEqual({ type: 'error' });
+    expect(decodeControlFrame(new Uint8Array([0x7b, 1, 2, 0x7d]))).toBeNull();
+    expect(decodeControlFrame(utf8.encode('[1]'))).toBeNull();
+    expect(decodeControlFrame(new Uint8Array(0))).toBeNull();
+    expect(decodeControlFrame(new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x7d]))).toBeNull();
   });
 });
 
@@ -537,7 +535,7 @@ describe('invokeStreaming over InvokeEndpointWithResponseStream (aws-sdk-client-
       invokeStreaming({
         endpointName: 'ep',
         text: 'Hi.',
-        options: { format: 'pcm', requestId: 'r1' },
+        options: { format: 'pcm', request_id: 'r1' },
         transport: 'sse',
         client: new SageMakerRuntimeClient({ region: 'us-east-1' }),
       }),

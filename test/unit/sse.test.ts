@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { SseParser, decodeAudioEvent, readSse } from '../../client/sse.ts';
-import { sseEvent } from '../../server/routes/invocations.ts';
+import { formatSseEvent } from '../../protocol/sse.ts';
 
 /** A recorded-shaped stream: start, three audio chunks (binary data with every byte value), end. */
 function recording(): { bytes: Uint8Array; audio: Uint8Array } {
   const audio = Uint8Array.from({ length: 700 }, (_, i) => (i * 37) % 256);
   const parts = [audio.subarray(0, 100), audio.subarray(100, 450), audio.subarray(450)];
   const text =
-    sseEvent('audio_stream_start', {
+    formatSseEvent('audio_stream_start', {
       request_id: 'r1',
       format: 'mp3',
       voice: 'af_heart(1)',
@@ -15,10 +15,10 @@ function recording(): { bytes: Uint8Array; audio: Uint8Array } {
     }) +
     parts
       .map((p, seq) =>
-        sseEvent('audio_chunk', { request_id: 'r1', seq, data: Buffer.from(p).toString('base64') }),
+        formatSseEvent('audio_chunk', { request_id: 'r1', seq, data: Buffer.from(p).toString('base64') }),
       )
       .join('') +
-    sseEvent('audio_stream_end', { request_id: 'r1', total_chunks: 3, duration_s: 1.5 });
+    formatSseEvent('audio_stream_end', { request_id: 'r1', total_chunks: 3, duration_s: 1.5 });
   return { bytes: new TextEncoder().encode(text), audio };
 }
 

@@ -1,0 +1,56 @@
+/**
+ * What a client session reports, the same for a WebSocket session and a SageMaker stream: the
+ * start, audio and completion of each request, errors, and the end of the session.
+ */
+
+/** A synthesis request started: its audio frames follow. */
+export interface TtsStartEvent {
+  readonly type: 'start';
+  readonly requestId: string;
+}
+
+/** One audio frame: whole samples (and whole codec frames), in the request's format. */
+export interface TtsAudioEvent {
+  readonly type: 'audio';
+  /** The request it belongs to; `''` only if audio came while no request of ours was open. */
+  readonly requestId: string;
+  readonly bytes: Uint8Array;
+}
+
+/** The last audio of a request has been received. */
+export interface TtsCompleteEvent {
+  readonly type: 'complete';
+  readonly requestId: string;
+  /** Seconds of synthesized audio. */
+  readonly totalDurationS: number;
+  /** Server time from the message's arrival to its completion, in seconds. */
+  readonly elapsedS: number;
+  /** Server time from the message's arrival to its first audio frame, when the server reports it. */
+  readonly timeToFirstAudioS?: number;
+  /** The whole `synthesis_complete` frame, with any further figures the server adds. */
+  readonly raw: Readonly<Record<string, unknown>>;
+}
+
+/** The server refused or failed a request (or a message it could not parse); the session stays open. */
+export interface TtsErrorEvent {
+  readonly type: 'error';
+  /** Absent when the server could not tell which request it was. */
+  readonly requestId?: string;
+  /** A code from the server's error table, e.g. `invalid_option`, `voice_not_found`, `busy`. */
+  readonly code: string;
+  readonly message: string;
+}
+
+/** The session has ended (its last event). */
+export interface TtsClosedEvent {
+  readonly type: 'closed';
+  /**
+   * The WebSocket close code: 1000 after `close()`, 1001 at server shutdown, 1006 when the
+   * connection dropped. Absent for a SageMaker stream, which has none.
+   */
+  readonly code?: number;
+  readonly reason: string;
+}
+
+/** Everything a session's `events()` yields, in arrival order; `closed` is always the last. */
+export type TtsEvent = TtsStartEvent | TtsAudioEvent | TtsCompleteEvent | TtsErrorEvent | TtsClosedEvent;

@@ -1,0 +1,38 @@
+/**
+ * Every error code a client can receive, with the HTTP status POST answers with. The WebSocket
+ * route sends the same code in an `error` control frame. docs/protocol.md lists them (a test keeps
+ * the two equal).
+ */
+export const ERROR_CODES = {
+  TTS_ERR_BAD_REQUEST: { code: 'bad_request', status: 400 },
+  TTS_ERR_INVALID_JSON: { code: 'invalid_json', status: 400 },
+  TTS_ERR_INVALID_UTF8: { code: 'invalid_utf8', status: 400 },
+  TTS_ERR_UNKNOWN_TYPE: { code: 'unknown_type', status: 400 },
+  TTS_ERR_INVALID_OPTION: { code: 'invalid_option', status: 400 },
+  TTS_ERR_EMPTY_TEXT: { code: 'empty_text', status: 400 },
+  TTS_ERR_VOICE_NOT_FOUND: { code: 'voice_not_found', status: 400 },
+  TTS_ERR_LANGUAGE_UNSUPPORTED: { code: 'language_unsupported', status: 400 },
+  TTS_ERR_TEXT_TOO_LONG: { code: 'text_too_long', status: 413 },
+  TTS_ERR_PAYLOAD_TOO_LARGE: { code: 'payload_too_large', status: 413 },
+  TTS_ERR_UNAUTHORIZED: { code: 'unauthorized', status: 401 },
+  TTS_ERR_NOT_FOUND: { code: 'not_found', status: 404 },
+  TTS_ERR_UPGRADE_REQUIRED: { code: 'upgrade_required', status: 426 },
+  TTS_ERR_UNSUPPORTED_MEDIA_TYPE: { code: 'unsupported_media_type', status: 415 },
+  TTS_ERR_REQUEST_STALE: { code: 'request_stale', status: 408 },
+  TTS_ERR_BUSY: { code: 'busy', status: 503 },
+  TTS_ERR_NOT_READY: { code: 'not_ready', status: 503 },
+  TTS_ERR_SHUTTING_DOWN: { code: 'shutting_down', status: 503 },
+  TTS_ERR_INFERENCE: { code: 'inference_failed', status: 500 },
+  TTS_ERR_INTERNAL: { code: 'internal_error', status: 500 },
+} as const;
+
+export type ErrorName = keyof typeof ERROR_CODES;
+export type ErrorCode = (typeof ERROR_CODES)[ErrorName]['code'];
+
+/** The body of a 4xx/5xx answer, and the `error` control frame. */
+export interface ErrorBody {
+  type: 'error';
+  code: ErrorCode;
+  message: string;
+  request_id?: string;
+}

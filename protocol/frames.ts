@@ -1,0 +1,93 @@
+/**
+ * What the server sends on the WebSocket route besides audio, and the rule that tells the two
+ * apart: a payload that parses, as a whole, as one JSON object is control; anything else is audio.
+ * Raw PCM may begin with the byte `{`, so a look at the first byte is not enough.
+ */
+import type { ErrorCode } from './errors.ts';
+
+/** Before a request's first audio frame (not a timing signal for first audio). */
+export interface SynthesisStartFrame {
+  readonly type: 'synthesis_start';
+  readonly request_id: string;
+}
+
+/** After a request's last audio frame, with its figures (more may be added). */
+export interface SynthesisCompleteFrame {
+  readonly type: 'synthesis_complete';
+  readonly request_id: string;
+  /** Seconds of audio synthesized. */
+  readonly total_duration_s: number;
+  /** Server time from the message's arrival to completion. */
+  readonly elapsed_s: number;
+  /** Server time from the message's arrival to its first audio frame leaving. */
+  readonly time_to_first_audio_s: number;
+  /** The model's own run time. */
+  readonly inference_s: number;
+  readonly first_chunk_inference_s: number;
+  /** Normalization and phonemization of the first sentence. */
+  readonly first_chunk_frontend_s: number;
+  /** Inferences run. */
+  readonly chunks: number;
+}
+
+/** A request that failed, or a message that could not be used; the session stays open. */
+export interface ErrorFrame {
+  readonly type: 'error';
+  readonly code: ErrorCode;
+  readonly message: string;
+  /** Absent when the message could not be parsed far enough to know it. */
+  readonly request_id?: string;
+}
+
+export type ControlFrame = SynthesisStartFrame | SynthesisCompleteFrame | ErrorFrame;
+
+// Fatal, so that bytes that are not UTF-8 (most audio) are audio rather than mangled text.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+/** JSON's white space: space, tab, line feed, carriage return. */
+const isJsonSpace = (byte: number): boolean =>
+  byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
+
+/**
+ * Decodes a control frame: the JSON object when the whole payload (bytes as UTF-8, or text) parses
+ * as one JSON object, otherwise `null` (audio). Arrays, numbers, strings, `null`, invalid UTF-8 and
+ * a JSON object followed by more bytes are all `null`.
+ */
+export function decodeControlFrame(payload: Uint8Array | string): Record<string, unknown> | null {
+  let text: string;
+  if (typeof payload === 'string') {
+    text = payload;
+  } else {
+    // Cheap rejection of almost every audio frame before decoding: first and last non-space bytes.
+    let first = 0;
+    let last = payload.length - 1;
+    while (first <= last && isJsonSpace(payload[first]!)) first++;
+    while (last > first && isJsonSpace(payload[last]!)) last--;
+    if (payload[first] !== OPEN_BRACE || payload[last] !== CLOSE_BRACE || first === last) return null;
+    try {
+      text = utf8.decode(payload);
+    } catch {
+      return null;
+    }
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : null;
+}
+
+/**
+ * Whether a frame is control rather than audio. The server sends control frames as text and audio
+ * as binary, so a text frame is always control; a binary frame (or a payload whose frame type is
+ * lost, as behind SageMaker's byte stream) is control only when {@link decodeControlFrame} accepts it.
+ */
+export function isControlFrame(payload: Uint8Array | string, isBinary: boolean): boolean {
+  return !isBinary || decodeControlFrame(payload) !== null;
+}

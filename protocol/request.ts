@@ -1,0 +1,57 @@
+/**
+ * A synthesis request as it travels: the JSON fields of a POST body or of a WebSocket message.
+ * Names are the wire's (snake_case); this is the one options shape of the client too.
+ */
+import type { AudioFormat } from './formats.ts';
+
+export const SPEED_MIN = 0.5;
+export const SPEED_MAX = 2.0;
+export const MAX_REQUEST_ID_CHARS = 128;
+export const TRANSPORTS = ['binary', 'sse'] as const;
+export type Transport = (typeof TRANSPORTS)[number];
+
+/** Options of one request; absent fields take the server's defaults. */
+export interface SynthesisOptions {
+  /** A Kokoro voice id or a blend such as `af_bella(2)+af_sky(1)`. */
+  readonly voice?: string;
+  /** 0.5 to 2.0; 1.0 by default. */
+  readonly speed?: number;
+  /** `pcm` by default on the WebSocket route, `wav` on POST. */
+  readonly format?: AudioFormat;
+  /** The format's default (24000; 8000 for `mulaw`) when absent. */
+  readonly sample_rate?: number;
+  /** Echoed on every control frame and SSE event of the request; generated when absent. */
+  readonly request_id?: string;
+  /** Epoch seconds of sending (above 1e11: milliseconds); a request older than the server's limit is refused as stale. */
+  readonly request_timestamp?: number;
+}
+
+/** POST only: how the answer travels. */
+export interface HttpOptions {
+  /** `false`: one complete file instead of a stream. */
+  readonly stream?: boolean;
+  readonly transport?: Transport;
+}
+
+/** The whole request: text and options. */
+export interface SynthesisRequestFields extends SynthesisOptions, HttpOptions {
+  readonly text: string;
+  /** `synthesize` (or absent) on the WebSocket route. */
+  readonly type?: 'synthesize';
+}
+
+/**
+ * The message for one request: the text, the options given, and a `request_id` and
+ * `request_timestamp` (epoch seconds, from `now`) when the options have none.
+ */
+export function requestMessage(
+  text: string,
+  options: SynthesisOptions & HttpOptions,
+  requestId: string,
+  now = Date.now(),
+): SynthesisRequestFields {
+  return { text, request_timestamp: now / 1000, ...options, request_id: options.request_id ?? requestId };
+}
+
+/** The message that ends a WebSocket session once every request before it is answered. */
+export const CLOSE_MESSAGE = '{"type":"close"}';

@@ -1,0 +1,30 @@
+/** The Server-Sent Events of POST /invocations with `transport: "sse"`. */
+import type { ErrorCode } from './errors.ts';
+import type { AudioFormat } from './formats.ts';
+
+export interface SseEventData {
+  /** Sent before inference begins. */
+  readonly audio_stream_start: {
+    readonly request_id: string;
+    readonly format: AudioFormat;
+    readonly voice: string;
+    readonly sample_rate: number;
+  };
+  /** One piece of encoded audio (whole frames), base64. */
+  readonly audio_chunk: { readonly request_id: string; readonly seq: number; readonly data: string };
+  readonly audio_stream_end: {
+    readonly request_id: string;
+    readonly total_chunks: number;
+    /** Seconds of audio. */
+    readonly duration_s: number;
+  };
+  /** A failure after the stream began. */
+  readonly error: { readonly request_id: string; readonly code: ErrorCode; readonly message: string };
+}
+
+export type SseEventName = keyof SseEventData;
+
+/** One event on the wire: `event: NAME`, one `data:` line of JSON, a blank line. */
+export function formatSseEvent<N extends SseEventName>(name: N, data: SseEventData[N]): string {
+  return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+}
