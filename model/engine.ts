@@ -1,7 +1,9 @@
 /**
- * The synthesis engine: the one object the server talks to. It owns the worker pool, the voice
- * catalog and the model facts, and turns a request into an async stream of audio, sentence by
- * sentence: text → sentences (here) → [worker: normalize → phonemes → ids → ONNX] → samples.
+ * The synthesis engine: the one door into model/. It owns the worker pools, the voice catalog and
+ * the model facts, and turns a request into encoded audio, sentence by sentence:
+ * text → sentences (here) → [inference worker: normalize → phonemes → ids → ONNX] → samples →
+ * [encoder] → bytes. The server imports nothing else from model/: what it needs of the model's
+ * vocabulary (dtypes, devices, voice errors, the warm-up setting) is re-exported at the end.
  */
 import type { Dtype } from './kokoro/constants.ts';
 import { locateModel, type ModelFiles } from './kokoro/model-dir.ts';
@@ -17,6 +19,7 @@ import { isPassthrough } from './audio/formats.ts';
 import { EncoderPool } from './audio/encoder-pool.ts';
 import type { StreamEncoder } from './audio/encoder.ts';
 import { PcmEncoder, WavEncoder } from './audio/wav.ts';
+import { runSynthesis, type AudioChunk, type OutputFormat, type SynthesisRun } from './synthesis-run.ts';
 
 export interface EngineOptions extends PoolEvents {
   readonly modelDir: string;
@@ -46,18 +49,6 @@ export interface SynthesisRequest {
   readonly speed: number;
 }
 
-export interface AudioChunk {
-  /** Mono PCM16 at 24 kHz. */
-  readonly samples: Int16Array;
-  /** Index of the sentence this audio belongs to. */
-  readonly sentence: number;
-  readonly phonemeCount: number;
-  /** The model's own run time for this chunk. */
-  readonly inferenceMs: number;
-  /** Normalization and phonemization time of the sentence, on its first chunk. */
-  readonly frontEndMs?: number;
-}
-
 export interface EngineInfo {
   readonly provider: Provider;
   readonly fallbackReason?: string;
@@ -80,11 +71,16 @@ export interface Engine {
   /** Sentences waiting for a worker, workers busy now, and sentences completed so far. */
   load(): { queued: number; busy: number; workers: number; completed: number };
   /**
-   * A request's encoder for `format` at `sampleRate` (input: the engine's PCM16 at 24 kHz).
-   * Raw PCM and WAV at 24 kHz are encoded in place; everything else in an encoder worker.
+   * A request's encoded audio, in order, and its figures. Failures are SynthesisErrors; aborting
+   * `signal` (the client went away) cancels the work queued and running for it. Time to first
+   * audio counts from `startedAt` (`performance.now()` when the request arrived; now by default).
    */
-  openEncoder(format: AudioFormat, sampleRate: number): StreamEncoder;
-  /** Streams a request's audio, one chunk per inference, in order. */
+  synthesize(
+    request: SynthesisRequest,
+    output: OutputFormat,
+    options?: { signal?: AbortSignal; startedAt?: number },
+  ): SynthesisRun;
+  /** A request's raw audio, PCM16 at 24 kHz, one chunk per inference, in order (for measurements). */
   stream(request: SynthesisRequest, signal?: AbortSignal): AsyncGenerator<AudioChunk>;
   dispose(): Promise<void>;
 }
@@ -193,14 +189,41 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     info,
     voices,
     load: () => ({ queued: pool.queued, busy: pool.busy, workers: pool.size, completed: pool.completed }),
-    openEncoder: (format, sampleRate) => {
-      if (isPassthrough(format, sampleRate))
-        return format === 'wav' ? new WavEncoder(sampleRate) : new PcmEncoder();
-      return encoders.open(format, sampleRate);
+    synthesize: (request, output, options = {}) => {
+      // Raw PCM and WAV at 24 kHz are encoded in place; everything else in an encoder worker.
+      const open = (format: AudioFormat, sampleRate: number): StreamEncoder => {
+        if (isPassthrough(format, sampleRate))
+          return format === 'wav' ? new WavEncoder(sampleRate) : new PcmEncoder();
+        return encoders.open(format, sampleRate);
+      };
+      return runSynthesis(
+        stream(request, options.signal),
+        open,
+        output,
+        options.startedAt ?? performance.now(),
+      );
     },
     stream,
     dispose: async () => {
       await Promise.all([pool.close(), encoders.close()]);
     },
   };
+}
+
+// The vocabulary of the model that the server and the scripts use, through this one door.
+export type { AudioChunk, OutputFormat, RunFigures, SynthesisRun } from './synthesis-run.ts';
+export { SynthesisError } from './synthesis-run.ts';
+export { DTYPE_FILES, type Dtype } from './kokoro/constants.ts';
+export { ModelDirError, locateModel } from './kokoro/model-dir.ts';
+export { VoiceSpecError, type ResolvedVoice } from './kokoro/voices.ts';
+export type { Device, Provider } from './inference/ort-session.ts';
+export { parseWarmupSetting, type WarmupSetting, type WarmupStep } from './inference/warmup.ts';
+export type { FetchModelOptions } from './kokoro/download.ts';
+
+/** Downloads the model files (loaded only when called: the server needs it only with KOKORO_FETCH_MODEL). */
+export async function fetchModel(
+  options: import('./kokoro/download.ts').FetchModelOptions,
+): ReturnType<typeof import('./kokoro/download.ts').fetchModel> {
+  const download = await import('./kokoro/download.ts');
+  return download.fetchModel(options);
 }

@@ -9,7 +9,7 @@ import { TtsError, rawHttpRefusal, toErrorBody, ttsError } from './errors.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { PlainText } from './request.ts';
 import { isUpgrade, registerSecurity } from './security.ts';
-import { logRefusal } from './synthesis.ts';
+import { recordRefusal } from './outcomes.ts';
 import { bidiRoutes } from './routes/bidi.ts';
 import { invocationRoutes } from './routes/invocations.ts';
 import { metricsRoutes } from './routes/metrics.ts';
@@ -132,7 +132,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const mapped = err instanceof TtsError ? err : fromFastifyError(err, config);
     const { status, body } = toErrorBody(mapped);
-    logRefusal(request.log, deps.lifecycle.metrics, err, status, body.code, body.request_id);
+    recordRefusal(request.log, deps.lifecycle.metrics, err, status, body.code, body.request_id);
     return reply.code(status).type('application/json').send(body);
   });
   app.setNotFoundHandler((request, reply) =>

@@ -3,13 +3,15 @@
  * `process.env`; everything else receives a `Config`.
  */
 import { availableParallelism } from 'node:os';
-import { DTYPE_FILES, type Dtype } from '../model/kokoro/constants.ts';
-import type { EngineOptions } from '../model/engine.ts';
-import type { Device } from '../model/inference/ort-session.ts';
-import { parseWarmupSetting, type WarmupSetting } from '../model/inference/warmup.ts';
-import { ortSeverity } from './logger.ts';
-
-export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+import {
+  DTYPE_FILES,
+  parseWarmupSetting,
+  type Device,
+  type Dtype,
+  type EngineOptions,
+  type WarmupSetting,
+} from '../model/engine.ts';
+import { LOG_LEVELS, ortSeverity, type LogLevel } from './logger.ts';
 
 export interface Config {
   /** TCP port; SageMaker's SAGEMAKER_BIND_TO_PORT wins over PORT. */
@@ -156,15 +158,7 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     wsMaxPendingBytes: int('WS_MAX_PENDING_BYTES', 8 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
     maxQueuedJobs: int('MAX_QUEUED_JOBS', 256, 1, 100_000),
     shutdownGraceS: int('SHUTDOWN_GRACE_S', 25, 0, 600),
-    logLevel: oneOf<LogLevel>('LOG_LEVEL', 'info', [
-      'fatal',
-      'error',
-      'warn',
-      'info',
-      'debug',
-      'trace',
-      'silent',
-    ]),
+    logLevel: oneOf<LogLevel>('LOG_LEVEL', 'info', LOG_LEVELS),
     fetchModel: bool('KOKORO_FETCH_MODEL'),
     hfEndpoint: env.HF_ENDPOINT?.trim() || undefined,
     maxSessions: int('MAX_SESSIONS', 256, 1, 100_000),

@@ -3,6 +3,7 @@
  * (protocol/errors.ts); the HTTP status is used by POST. One mapping (`toErrorBody`) turns any
  * thrown value into the JSON body of a 4xx/5xx answer or of a WebSocket `error` control frame.
  */
+import { SynthesisError } from '../model/engine.ts';
 import { ERROR_CODES, type ErrorBody, type ErrorCode, type ErrorName } from '../protocol/errors.ts';
 
 /** An error whose message is safe to show to the client. */
@@ -21,10 +22,32 @@ export class TtsError extends Error {
   }
 }
 
+/** The engine's failures as client-facing errors; anything else unchanged (unknown stays internal). */
+export function fromEngineError(err: unknown): unknown {
+  if (!(err instanceof SynthesisError)) return err;
+  switch (err.kind) {
+    case 'busy':
+      return ttsError('TTS_ERR_BUSY', `The server is at capacity: ${err.message}; retry shortly`, err);
+    case 'closed':
+      return ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests', err);
+    case 'inference':
+      return ttsError(
+        'TTS_ERR_INFERENCE',
+        'Synthesis failed inside the model; the error has been logged',
+        err,
+      );
+    case 'encoding':
+      return ttsError('TTS_ERR_INTERNAL', 'Encoding the audio failed; the error has been logged', err);
+    case 'cancelled':
+      return err;
+  }
+}
+
 /** Tags an error with the request it belongs to (when it is ours) and returns it, for `throw`. */
 export function withRequestId(err: unknown, requestId: string | undefined): unknown {
-  if (err instanceof TtsError && requestId !== undefined) err.requestId ??= requestId;
-  return err;
+  const mapped = fromEngineError(err);
+  if (mapped instanceof TtsError && requestId !== undefined) mapped.requestId ??= requestId;
+  return mapped;
 }
 
 /** Shorthand used at throw sites: `throw ttsError('TTS_ERR_BUSY', '…')`. */
@@ -37,9 +60,10 @@ export function ttsError(name: ErrorName, message: string, cause?: unknown): Tts
  * the caller logs the original at `error`.
  */
 export function toErrorBody(err: unknown, requestId?: string): { status: number; body: ErrorBody } {
+  const mapped = fromEngineError(err);
   const known =
-    err instanceof TtsError
-      ? err
+    mapped instanceof TtsError
+      ? mapped
       : ttsError('TTS_ERR_INTERNAL', 'The server failed while handling this request; it has been logged.');
   const message =
     known.statusCode >= 500 && known.name === 'TTS_ERR_INTERNAL'

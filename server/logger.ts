@@ -1,6 +1,8 @@
 /** The process logger (pino) and the mapping of its level onto ONNX Runtime's severity. */
 import pino, { type Logger } from 'pino';
-import type { LogLevel } from './config.ts';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export function createLogger(level: LogLevel): Logger {
   return pino({

@@ -5,8 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { createEngine, type Engine } from '../model/engine.ts';
-import { locateModel } from '../model/kokoro/model-dir.ts';
+import { createEngine, fetchModel, locateModel, type Engine } from '../model/engine.ts';
 import { buildApp } from './app.ts';
 import { ConfigError, engineOptions, parseConfig, type Config } from './config.ts';
 import { Lifecycle } from './lifecycle.ts';
@@ -15,7 +14,6 @@ import { createLogger } from './logger.ts';
 async function ensureModel(config: Config, log: Logger): Promise<void> {
   const wanted = config.fetchModel || process.argv.includes('--fetch-model');
   if (!wanted || existsSync(config.modelDir)) return;
-  const { fetchModel } = await import('../model/kokoro/download.ts');
   log.info({ dir: config.modelDir, dtype: config.dtype }, 'fetching Kokoro-82M (KOKORO_FETCH_MODEL)');
   let lastPercent = -10;
   await fetchModel({

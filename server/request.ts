@@ -4,8 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { FORMATS, isAudioFormat, type AudioFormat } from '../protocol/formats.ts';
-import type { Engine } from '../model/engine.ts';
-import { VoiceSpecError, type ResolvedVoice } from '../model/kokoro/voices.ts';
+import { VoiceSpecError, type Engine, type ResolvedVoice } from '../model/engine.ts';
 import type { Config } from './config.ts';
 import { ttsError } from './errors.ts';
 

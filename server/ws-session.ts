@@ -10,7 +10,8 @@ import type { Config } from './config.ts';
 import { toErrorBody, ttsError, withRequestId } from './errors.ts';
 import type { Drainable, Lifecycle } from './lifecycle.ts';
 import { parseOptions, peekRequestId } from './request.ts';
-import { RunStats, encodedAudio, isCancelled, logRefusal } from './synthesis.ts';
+import { isCancelled, recordCompletion, recordRefusal } from './outcomes.ts';
+import type { ControlFrame } from '../protocol/frames.ts';
 
 /** Above this many unsent bytes, sending waits for the socket to drain. */
 const SEND_HIGH_WATER_BYTES = 1024 * 1024;
@@ -83,12 +84,11 @@ export interface SessionDeps {
   readonly log: FastifyBaseLogger;
 }
 
-/** Messages this small are classified on arrival (a close is never refused; busy errors get the id). */
-const PEEK_BYTES = 64 * 1024;
-
+/** A message as received: parsed once, on arrival (or the error that parsing gave). */
 interface Pending {
-  /** The message, or null for the client's close request. */
-  readonly data: Buffer | null;
+  /** null for the client's close request. */
+  readonly message: Parsed | { kind: 'invalid'; error: unknown } | null;
+  readonly bytes: number;
   readonly receivedAt: number;
 }
 
@@ -143,20 +143,19 @@ export class Session implements Drainable {
 
   #receive(data: Buffer): void {
     if (this.#closeReceived || this.#gone) return;
-    let peeked: Parsed | undefined;
-    if (data.length <= PEEK_BYTES) {
-      try {
-        peeked = parseMessage(data);
-      } catch {
-        // Bad messages are answered in turn, by #handle.
-      }
+    const receivedAt = performance.now();
+    let message: Pending['message'];
+    try {
+      message = parseMessage(data);
+    } catch (error) {
+      message = { kind: 'invalid', error }; // answered in turn, by #handle
     }
-    if (peeked?.kind === 'close') {
+    if (message.kind === 'close') {
       this.#closeReceived = true;
-      this.#enqueue({ data: null, receivedAt: performance.now() });
+      this.#enqueue({ message: null, bytes: 0, receivedAt });
       return;
     }
-    const requestId = peeked?.kind === 'request' ? peekRequestId(peeked.fields) : undefined;
+    const requestId = message.kind === 'request' ? peekRequestId(message.fields) : undefined;
     if (this.#draining) {
       void this.#sendError(
         ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests'),
@@ -182,12 +181,12 @@ export class Session implements Drainable {
       return;
     }
     this.#overflow = 0;
-    this.#enqueue({ data, receivedAt: performance.now() });
+    this.#enqueue({ message, bytes: data.length, receivedAt });
   }
 
   #enqueue(pending: Pending): void {
     this.#queue.push(pending);
-    this.#queuedBytes += pending.data?.length ?? 0;
+    this.#queuedBytes += pending.bytes;
     if (!this.#running) void this.#pump();
   }
 
@@ -196,14 +195,14 @@ export class Session implements Drainable {
     try {
       while (this.#queue.length > 0 && !this.#gone) {
         const next = this.#queue.shift()!;
-        this.#queuedBytes -= next.data?.length ?? 0;
-        if (next.data === null) {
+        this.#queuedBytes -= next.bytes;
+        if (next.message === null) {
           // Everything received before the close is done.
           this.#queue.length = 0;
           this.#close(1000, 'closed by client request');
           return;
         }
-        await this.#handle(next.data, next.receivedAt);
+        await this.#handle(next.message, next.receivedAt);
       }
     } finally {
       this.#running = false;
@@ -211,11 +210,11 @@ export class Session implements Drainable {
     }
   }
 
-  async #handle(data: Buffer, receivedAt: number): Promise<void> {
+  async #handle(message: Exclude<Pending['message'], null>, receivedAt: number): Promise<void> {
     let requestId: string | undefined;
     try {
-      const message = parseMessage(data);
-      if (message.kind === 'close') return; // only a large close message gets here; handled on arrival otherwise
+      if (message.kind === 'invalid') throw message.error;
+      if (message.kind === 'close') return; // handled on arrival
       requestId = peekRequestId(message.fields);
       // Received before any shutdown began (later ones are refused on arrival): finish it.
       const engine = this.#deps.lifecycle.requireEngine({ accepted: true });
@@ -234,41 +233,51 @@ export class Session implements Drainable {
   ): Promise<void> {
     const controller = new AbortController();
     this.#current = controller;
-    const stats = new RunStats(receivedAt);
     try {
-      await this.#send(JSON.stringify({ type: 'synthesis_start', request_id: options.requestId }), false);
-      for await (const bytes of encodedAudio(engine, options, stats, controller.signal)) {
+      await this.#sendControl({ type: 'synthesis_start', request_id: options.requestId });
+      const run = engine.synthesize(
+        { text: options.text, voice: options.voice, speed: options.speed },
+        { format: options.format, sampleRate: options.sampleRate },
+        { signal: controller.signal, startedAt: receivedAt },
+      );
+      for await (const bytes of run) {
         if (this.#gone) break;
         await this.#send(bytes, true);
       }
       if (this.#gone) return;
-      const summary = stats.summary();
-      await this.#send(
-        JSON.stringify({
-          type: 'synthesis_complete',
-          request_id: options.requestId,
-          total_duration_s: summary.audioS,
-          elapsed_s: summary.elapsedMs / 1000,
-          time_to_first_audio_s: summary.ttfaMs / 1000,
-          inference_s: summary.inferenceMs / 1000,
-          first_chunk_inference_s: summary.firstInferenceMs / 1000,
-          first_chunk_frontend_s: summary.firstFrontEndMs / 1000,
-          chunks: summary.chunks,
-        }),
-        false,
-      );
-      this.#log.info({ requestId: options.requestId, chars: options.chars, ...summary }, 'synthesized');
-      this.#deps.lifecycle.metrics.observe('ws', options.format, summary);
+      const figures = run.figures();
+      await this.#sendControl({
+        type: 'synthesis_complete',
+        request_id: options.requestId,
+        total_duration_s: figures.audioS,
+        elapsed_s: figures.elapsedMs / 1000,
+        time_to_first_audio_s: figures.ttfaMs / 1000,
+        inference_s: figures.inferenceMs / 1000,
+        first_chunk_inference_s: figures.firstInferenceMs / 1000,
+        first_chunk_frontend_s: figures.firstFrontEndMs / 1000,
+        chunks: figures.chunks,
+      });
+      recordCompletion(this.#log, this.#deps.lifecycle.metrics, {
+        route: 'ws',
+        requestId: options.requestId,
+        format: options.format,
+        chars: options.chars,
+        figures,
+      });
     } finally {
       this.#current = undefined;
     }
   }
 
+  #sendControl(frame: ControlFrame): Promise<void> {
+    return this.#send(JSON.stringify(frame), false);
+  }
+
   async #sendError(err: unknown, requestId: string | undefined): Promise<void> {
     if (this.#gone || isCancelled(err)) return;
     const { status, body } = toErrorBody(err, requestId);
-    logRefusal(this.#log, this.#deps.lifecycle.metrics, err, status, body.code, requestId);
-    await this.#send(JSON.stringify(body), false);
+    recordRefusal(this.#log, this.#deps.lifecycle.metrics, err, status, body.code, requestId);
+    await this.#sendControl(body);
   }
 
   /**

@@ -5,16 +5,14 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
-import { wavHeader } from '../../model/audio/pcm.ts';
-import type { Engine } from '../../model/engine.ts';
+import type { SynthesisRun } from '../../model/engine.ts';
 import { FORMATS } from '../../protocol/formats.ts';
 import { formatSseEvent } from '../../protocol/sse.ts';
 import type { Config } from '../config.ts';
 import { toErrorBody, ttsError, withRequestId } from '../errors.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import { PlainText, parseOptions, peekRequestId, type SynthesisOptions } from '../request.ts';
-import type { Metrics } from '../metrics.ts';
-import { RunStats, encodedAudio, isCancelled } from '../synthesis.ts';
+import { isCancelled, recordCompletion } from '../outcomes.ts';
 
 const HEADER_SAFE = /^[\x20-\x7e]+$/;
 
@@ -66,56 +64,52 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
     // Only ids that are valid header text go into the header (the body of errors carries any id).
     if (HEADER_SAFE.test(options.requestId)) reply.header('x-request-id', options.requestId);
 
-    const stats = new RunStats();
+    const run = engine.synthesize(
+      { text: options.text, voice: options.voice, speed: options.speed },
+      { format: options.format, sampleRate: options.sampleRate, complete: !options.stream },
+      { signal: controller.signal },
+    );
+    const completed = (transport?: 'sse') =>
+      recordCompletion(log, lifecycle.metrics, {
+        route: 'http',
+        requestId: options.requestId,
+        format: options.format,
+        chars: options.chars,
+        figures: run.figures(),
+        ...(transport ? { transport } : {}),
+      });
+
     if (options.transport === 'sse') {
       reply.header('cache-control', 'no-cache').header('x-accel-buffering', 'no');
       return reply
         .type('text/event-stream; charset=utf-8')
-        .send(Readable.from(sseStream(engine, options, stats, controller.signal, log, lifecycle.metrics)));
+        .send(Readable.from(sseStream(run, options, controller.signal, log, () => completed('sse'))));
     }
 
-    const contentType = FORMATS[options.format].contentType(options.sampleRate);
-    if (!options.stream) {
-      // One complete file. WAV gets its real sizes, so it is built from raw PCM here.
-      const parts: Uint8Array[] = [];
-      const asPcm = options.format === 'wav' ? { ...options, format: 'pcm' as const } : options;
-      try {
-        for await (const part of encodedAudio(engine, asPcm, stats, controller.signal)) parts.push(part);
-      } catch (err) {
-        if (controller.signal.aborted || isCancelled(err)) return reply; // the client went away
-        throw withRequestId(err, options.requestId);
-      }
-      const data = Buffer.concat(parts);
-      const summary = stats.summary();
-      log.info({ chars: options.chars, ...summary }, 'synthesized');
-      lifecycle.metrics.observe('http', options.format, summary);
-      return reply
-        .type(contentType)
-        .send(
-          options.format === 'wav' ? Buffer.concat([wavHeader(data.length, options.sampleRate), data]) : data,
-        );
-    }
-
-    const audio = encodedAudio(engine, options, stats, controller.signal);
-    // Wait for the first audio before committing to 200: an error before it is still a clean 4xx/5xx.
+    const audio = run[Symbol.asyncIterator]();
+    // Wait for the first audio (the whole file with `stream: false`) before committing to 200: an
+    // error before it is still a clean 4xx/5xx.
     let first: IteratorResult<Uint8Array>;
     try {
       first = await audio.next();
     } catch (err) {
+      if (controller.signal.aborted || isCancelled(err)) return reply; // the client went away
       throw withRequestId(err, options.requestId);
+    }
+    const contentType = FORMATS[options.format].contentType(options.sampleRate);
+    if (!options.stream) {
+      completed();
+      return reply.type(contentType).send(first.done ? Buffer.alloc(0) : Buffer.from(first.value));
     }
 
     async function* rest(): AsyncGenerator<Uint8Array> {
       try {
-        if (!first.done) yield first.value;
-        for await (const part of audio) yield part;
-        const summary = stats.summary();
-        log.info({ chars: options.chars, ...summary }, 'synthesized');
-        lifecycle.metrics.observe('http', options.format, summary);
+        for (let next = first; !next.done; next = await audio.next()) yield next.value;
+        completed();
       } catch (err) {
         // Headers are out: the stream ends without its final chunk, which tells the client.
         if (!controller.signal.aborted)
-          log.error({ err, ...stats.summary() }, 'synthesis failed after audio started');
+          log.error({ err, ...run.figures() }, 'synthesis failed after audio started');
         throw err;
       }
     }
@@ -128,12 +122,11 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
  * buffer (whole frames, base64), then `audio_stream_end`, or `error` if synthesis fails.
  */
 async function* sseStream(
-  engine: Engine,
+  run: SynthesisRun,
   options: SynthesisOptions,
-  stats: RunStats,
   signal: AbortSignal,
   log: FastifyBaseLogger,
-  metrics: Metrics,
+  completed: () => void,
 ): AsyncGenerator<string> {
   const request_id = options.requestId;
   yield formatSseEvent('audio_stream_start', {
@@ -144,7 +137,7 @@ async function* sseStream(
   });
   let seq = 0;
   try {
-    for await (const bytes of encodedAudio(engine, options, stats, signal)) {
+    for await (const bytes of run) {
       yield formatSseEvent('audio_chunk', {
         request_id,
         seq: seq++,
@@ -154,13 +147,14 @@ async function* sseStream(
   } catch (err) {
     if (signal.aborted || isCancelled(err)) return;
     const { status, body } = toErrorBody(err, request_id);
-    if (status >= 500)
-      log.error({ err, ...stats.summary() }, 'synthesis failed after the event stream began');
+    if (status >= 500) log.error({ err, ...run.figures() }, 'synthesis failed after the event stream began');
     yield formatSseEvent('error', { request_id, code: body.code, message: body.message });
     return;
   }
-  const summary = stats.summary();
-  log.info({ chars: options.chars, transport: 'sse', ...summary }, 'synthesized');
-  metrics.observe('http', options.format, summary);
-  yield formatSseEvent('audio_stream_end', { request_id, total_chunks: seq, duration_s: summary.audioS });
+  completed();
+  yield formatSseEvent('audio_stream_end', {
+    request_id,
+    total_chunks: seq,
+    duration_s: run.figures().audioS,
+  });
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { WAV_HEADER_BYTES, floatToPcm16, pcmBytes, wavHeader } from '../../model/audio/pcm.ts';
-import { PcmEncoder, WavEncoder } from '../../model/audio/wav.ts';
+import { floatToPcm16, pcmBytes } from '../../model/audio/pcm.ts';
+import { PcmEncoder, WAV_HEADER_BYTES, WavEncoder, wavHeader } from '../../model/audio/wav.ts';
 
 describe('floatToPcm16', () => {
   const cases = new Map<number, number>([

@@ -1,0 +1,153 @@
+/**
+ * One request's synthesis as the routes see it: the encoded audio, in order, and the run's figures
+ * (time to first audio, seconds of audio, model time) for the completion frame and the log line.
+ * Every buffer is whole units of the format (samples, codec frames, Ogg pages), the container
+ * header in the first one. Failures come out as a {@link SynthesisError} whose `kind` says what
+ * happened, so that callers never see the pools' own error types.
+ */
+import { concatBytes } from '../protocol/bytes.ts';
+import type { AudioFormat } from '../protocol/formats.ts';
+import { EncoderError } from './audio/encoder-pool.ts';
+import type { StreamEncoder } from './audio/encoder.ts';
+import { wavFile } from './audio/wav.ts';
+import { JobError } from './inference/worker-pool.ts';
+import { SAMPLE_RATE } from './kokoro/constants.ts';
+
+/** Mono PCM16 at 24 kHz from the model, with what it cost. */
+export interface AudioChunk {
+  readonly samples: Int16Array;
+  /** Index of the sentence this audio belongs to. */
+  readonly sentence: number;
+  readonly phonemeCount: number;
+  /** The model's own run time for this chunk. */
+  readonly inferenceMs: number;
+  /** Normalization and phonemization time of the sentence, on its first chunk. */
+  readonly frontEndMs?: number;
+}
+
+/** What the audio is encoded as. */
+export interface OutputFormat {
+  readonly format: AudioFormat;
+  readonly sampleRate: number;
+  /** One complete file at the end (a WAV with its real sizes) instead of a stream. */
+  readonly complete?: boolean;
+}
+
+/** A run's figures, in milliseconds and seconds of audio. */
+export interface RunFigures {
+  readonly audioS: number;
+  readonly elapsedMs: number;
+  /** From `startedAt` to the first audio handed over (and taken) by the consumer. */
+  readonly ttfaMs: number;
+  readonly inferenceMs: number;
+  /** Wall time per second of audio. */
+  readonly rtf: number;
+  readonly chunks: number;
+  readonly firstInferenceMs: number;
+  readonly firstFrontEndMs: number;
+}
+
+/** Encoded audio in order; `figures()` is complete once the iteration has ended. */
+export interface SynthesisRun extends AsyncIterable<Uint8Array> {
+  figures(): RunFigures;
+}
+
+/**
+ * Why a run failed. `cancelled`: the caller's signal aborted (the client went away), not an error
+ * to report. `busy`: the inference queue was full. `closed`: the engine is shutting down.
+ * `inference`: the model failed on this input. `encoding`: an encoder failed.
+ */
+export class SynthesisError extends Error {
+  override readonly name = 'SynthesisError';
+  constructor(
+    readonly kind: 'busy' | 'closed' | 'inference' | 'cancelled' | 'encoding',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+function toSynthesisError(err: unknown): unknown {
+  if (err instanceof JobError) return new SynthesisError(err.kind, err.message, { cause: err });
+  if (err instanceof EncoderError) return new SynthesisError('encoding', err.message, { cause: err });
+  return err;
+}
+
+const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/**
+ * Encodes `chunks` with the encoder `open` gives for the output (raw PCM for a complete WAV, whose
+ * header needs the final size), counting the figures as it goes. Empty encoder outputs (a codec
+ * still filling a frame) are skipped; a text that yields no audio still gets a valid, empty file
+ * where the format has a header.
+ */
+export function runSynthesis(
+  chunks: AsyncIterable<AudioChunk>,
+  open: (format: AudioFormat, sampleRate: number) => StreamEncoder,
+  output: OutputFormat,
+  startedAt: number,
+): SynthesisRun {
+  let samples = 0;
+  let count = 0;
+  let inferenceMs = 0;
+  let firstAudioMs: number | undefined;
+  let first: AudioChunk | undefined;
+  const wholeWav = output.complete === true && output.format === 'wav';
+
+  async function* encoded(): AsyncGenerator<Uint8Array> {
+    const encoder = open(wholeWav ? 'pcm' : output.format, output.sampleRate);
+    let ended = false;
+    try {
+      for await (const chunk of chunks) {
+        samples += chunk.samples.length; // before the samples are handed (transferred) to the encoder
+        count++;
+        inferenceMs += chunk.inferenceMs;
+        first ??= chunk;
+        const bytes = await encoder.push(chunk.samples);
+        if (bytes.length > 0) yield bytes;
+      }
+      ended = true;
+      const tail = await encoder.end();
+      if (tail.length > 0) yield tail;
+    } catch (err) {
+      throw toSynthesisError(err);
+    } finally {
+      if (!ended) encoder.abort();
+    }
+  }
+
+  async function* delivered(): AsyncGenerator<Uint8Array> {
+    if (output.complete) {
+      const parts: Uint8Array[] = [];
+      for await (const bytes of encoded()) parts.push(bytes);
+      const data = concatBytes(parts);
+      yield wholeWav ? wavFile(data, output.sampleRate) : data;
+      firstAudioMs ??= performance.now() - startedAt;
+      return;
+    }
+    for await (const bytes of encoded()) {
+      yield bytes;
+      // Set after the consumer has taken the bytes (and sent them): "first audio left".
+      firstAudioMs ??= performance.now() - startedAt;
+    }
+  }
+
+  return {
+    [Symbol.asyncIterator]: () => delivered(),
+    figures(): RunFigures {
+      const elapsedMs = performance.now() - startedAt;
+      const audioS = samples / SAMPLE_RATE;
+      return {
+        audioS: round(audioS, 3),
+        elapsedMs: round(elapsedMs, 1),
+        ttfaMs: round(firstAudioMs ?? elapsedMs, 1),
+        inferenceMs: round(inferenceMs, 1),
+        rtf: audioS > 0 ? round(elapsedMs / 1000 / audioS, 3) : 0,
+        chunks: count,
+        firstInferenceMs: round(first?.inferenceMs ?? 0, 2),
+        firstFrontEndMs: round(first?.frontEndMs ?? 0, 2),
+      };
+    },
+  };
+}
