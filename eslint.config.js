@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import noImportCycle from './scripts/lint/no-import-cycle.js';
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'models/', 'test/fixtures/'] },
@@ -9,6 +10,12 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
     },
+  },
+  {
+    // No import cycles, type-only ones included: each module sits on the ones below it.
+    files: ['**/*.ts'],
+    plugins: { project: { rules: { 'no-import-cycle': noImportCycle } } },
+    rules: { 'project/no-import-cycle': 'error' },
   },
   {
     // The server logs through pino only; scripts are command-line tools and print.
