@@ -18,6 +18,7 @@ import { createStreamEncoder } from '../model/audio/formats.ts';
 import { FfmpegPool } from '../model/audio/aac.ts';
 import { Resampler } from '../model/audio/resample.ts';
 import { markdownTable, median, replaceReadmeBlock, round } from './lib/stats.ts';
+import { isMain } from './lib/cli.ts';
 
 export const SENTENCES = [
   'Hello, how can I help you today?',
@@ -191,7 +192,7 @@ async function main(): Promise<void> {
   if (values.readme) replaceReadmeBlock('bench:formats', md);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   main().catch((err: unknown) => {
     process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
     process.exit(1);

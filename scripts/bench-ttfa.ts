@@ -20,6 +20,7 @@ import { IncrementalSentenceChunker, TtsSession, readSse } from '../client/index
 import { writeStandinModelDir } from './make-standin-model.ts';
 import { startServerProcess } from './lib/server-process.ts';
 import { markdownTable, median, replaceReadmeBlock, round } from './lib/stats.ts';
+import { isMain } from './lib/cli.ts';
 
 /** 270 characters, 4 sentences: the shape of a typical agent answer. */
 export const ANSWER =
@@ -272,7 +273,7 @@ async function main(): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   main().catch((err: unknown) => {
     process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
     process.exit(1);

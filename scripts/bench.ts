@@ -18,6 +18,7 @@ import WebSocket from 'ws';
 import { writeStandinModelDir } from './make-standin-model.ts';
 import { startServerProcess, type ServerProcess } from './lib/server-process.ts';
 import { markdownTable, median, quantile, replaceReadmeBlock, round } from './lib/stats.ts';
+import { isMain } from './lib/cli.ts';
 
 export const PARAGRAPH = [
   'Thanks for waiting, I found three flights that match your dates and budget.',
@@ -268,7 +269,7 @@ async function main(): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   main().catch((err: unknown) => {
     process.stderr.write(`bench failed: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);

@@ -30,9 +30,8 @@ import {
   type ProductionVariantInstanceType,
 } from '@aws-sdk/client-sagemaker';
 import { setTimeout as delay } from 'node:timers/promises';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { UsageError } from './lib/cli.ts';
+import { intFlag, isMain, UsageError } from './lib/cli.ts';
 export { UsageError };
 
 export const DEFAULT_INSTANCE_TYPE = 'ml.g5.xlarge';
@@ -328,15 +327,6 @@ export type ParsedCli =
     }
   | { help: false; command: 'destroy'; name: string; region: string | undefined; dryRun: boolean };
 
-function positiveInt(flag: string, raw: string | undefined, fallback: number, max: number): number {
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1 || value > max) {
-    throw new UsageError(`--${flag} should be a whole number from 1 to ${max}; got "${raw}"`);
-  }
-  return value;
-}
-
 /**
  * Parses `deploy|destroy [flags]`. The region defaults to AWS_REGION, then AWS_DEFAULT_REGION.
  *
@@ -435,19 +425,21 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = {}): 
       role,
       modelS3,
       instanceType,
-      instanceCount: positiveInt('instance-count', values['instance-count'], 1, 100),
+      instanceCount: intFlag('instance-count', values['instance-count'], 1, 1, 100),
       env: environment,
       amiVersion,
-      startupTimeoutS: positiveInt(
+      startupTimeoutS: intFlag(
         'startup-timeout',
         values['startup-timeout'],
         DEFAULT_STARTUP_TIMEOUT_S,
+        1,
         3600,
       ),
-      downloadTimeoutS: positiveInt(
+      downloadTimeoutS: intFlag(
         'download-timeout',
         values['download-timeout'],
         DEFAULT_DOWNLOAD_TIMEOUT_S,
+        1,
         3600,
       ),
     },
@@ -550,7 +542,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   }
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (isMain(import.meta.url)) {
   process.exitCode = await main(process.argv.slice(2), {
     env: process.env,
     stdout: process.stdout,

@@ -4,9 +4,7 @@
  *   npm run fetch-model -- [--out DIR] [--dtype fp32|fp16|q8|q8f16|q4|q4f16] [--voices all|id,id,...]
  *                          [--base-url URL] [--revision REV] [--repo OWNER/NAME] [--retries N]
  */
-import { realpathSync } from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { DTYPE_FILES, LANGUAGES, VOICE_IDS, type Dtype } from '../model/kokoro/constants.ts';
 import {
   DEFAULT_BASE_URL,
@@ -17,7 +15,7 @@ import {
   fetchModel,
   type DownloadProgressEvent,
 } from '../model/kokoro/download.ts';
-import { UsageError, parseFlags } from './lib/cli.ts';
+import { intFlag, isMain, parseFlags, UsageError } from './lib/cli.ts';
 export { UsageError };
 
 /** Where the model goes when `--out` is not given (ignored by git). */
@@ -82,10 +80,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): Parse
   if (voices !== 'all' && voices.length === 0) {
     throw new UsageError('--voices needs "all" or a comma-separated list of voice ids.');
   }
-  const retries = values.retries === undefined ? DEFAULT_RETRIES : Number(values.retries);
-  if (!Number.isInteger(retries) || retries < 0) {
-    throw new UsageError(`--retries needs a whole number of 0 or more, got "${values.retries}".`);
-  }
+  const retries = intFlag('retries', values.retries, DEFAULT_RETRIES, 0);
   const endpoint = env.HF_ENDPOINT?.trim();
   return {
     help: false,
@@ -295,17 +290,7 @@ function shellQuote(value: string): string {
 }
 
 /** True when this file is the program being run, not a module imported by another file (or a test). */
-function isEntryPoint(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(script)).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isEntryPoint()) {
+if (isMain(import.meta.url)) {
   const controller = new AbortController();
   // First Ctrl-C stops cleanly (partial files removed); a second one kills at once.
   process.once('SIGINT', () => controller.abort(new Error('interrupted')));

@@ -20,7 +20,7 @@ import { createEngine, type Engine } from '../model/engine.ts';
 import { ortBinaryDir } from '../model/inference/ort-session.ts';
 import { CUDA_WARMUP_LENGTHS, type WarmupStep } from '../model/inference/warmup.ts';
 import { ConfigError, engineOptions, parseConfig } from '../server/config.ts';
-import { UsageError, isMain, parseFlags } from './lib/cli.ts';
+import { UsageError, intFlag, isMain, parseFlags } from './lib/cli.ts';
 import { median } from './lib/stats.ts';
 
 const HELP = `Usage: npm run gpu-check -- [--device cuda|cpu] [--repeats N] [--json]
@@ -242,6 +242,7 @@ export function formatReport(report: GpuReport): string {
 
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   let values;
+  let repeats: number;
   try {
     values = parseFlags(argv, {
       device: { type: 'string' },
@@ -252,9 +253,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     if (values.device !== undefined && values.device !== 'cuda' && values.device !== 'cpu') {
       throw new UsageError(`--device should be cuda or cpu, got "${values.device}"`);
     }
-    if (values.repeats !== undefined && !/^[1-9]\d*$/.test(values.repeats)) {
-      throw new UsageError(`--repeats should be a whole number of 1 or more, got "${values.repeats}"`);
-    }
+    repeats = intFlag('repeats', values.repeats, 5, 1);
   } catch (err) {
     process.stderr.write(`gpu-check: ${(err as Error).message}\nRun with --help for usage.\n`);
     return 2;
@@ -265,7 +264,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   }
   let report: GpuReport;
   try {
-    report = await gpuCheck(env, (values.device ?? 'cuda') as 'cuda' | 'cpu', Number(values.repeats ?? 5));
+    report = await gpuCheck(env, (values.device ?? 'cuda') as 'cuda' | 'cpu', repeats);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`gpu-check: ${err.message}\n`);

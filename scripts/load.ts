@@ -31,6 +31,7 @@ import { PARAGRAPH } from './bench.ts';
 import { writeStandinModelDir } from './make-standin-model.ts';
 import { startServerProcess, type ServerProcess } from './lib/server-process.ts';
 import { markdownTable, median, quantile, round, replaceReadmeBlock } from './lib/stats.ts';
+import { intFlag, isMain } from './lib/cli.ts';
 
 const USAGE = `Usage: npm run load -- [options]
 
@@ -74,14 +75,6 @@ export interface LoadOptions {
   readonly pingMs: number;
   readonly roundTimeoutS: number;
   readonly out: string;
-}
-
-function intFlag(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value < min || value > max)
-    throw new RangeError(`--${name} should be a whole number from ${min} to ${max}; got ${raw}`);
-  return value;
 }
 
 /** Only loopback targets: this script is a load generator and must not be pointed elsewhere. */
@@ -820,7 +813,7 @@ async function main(): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   main().catch((err: unknown) => {
     process.stderr.write(`load failed: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);

@@ -7,11 +7,11 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import onnxProto from 'onnx-proto';
 import { SAMPLE_RATE, STYLE_DIM, VOICE_FILE_BYTES, VOICE_ROWS } from '../model/kokoro/constants.ts';
 import { projectPath } from './lib/paths.ts';
+import { intFlag, isMain } from './lib/cli.ts';
 
 const { onnx } = onnxProto;
 type ITensorProto = onnxProto.onnx.ITensorProto;
@@ -463,11 +463,9 @@ Options:
   -h, --help                show this help
 `;
 
-function parseIntFlag(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value)) throw new RangeError(`${flag} must be a non-negative integer, got ${value}`);
-  return Number(value);
-}
+/** A whole-number flag, or undefined (the generator's default) when absent. */
+const optionalInt = (name: string, raw: string | undefined) =>
+  raw === undefined ? undefined : intFlag(name, raw, 0, 0);
 
 async function main(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -507,17 +505,17 @@ async function main(argv: string[]): Promise<void> {
   await writeStandinModelDir(values.out, {
     layout,
     speedType,
-    layers: parseIntFlag('--layers', values.layers),
-    repeat: parseIntFlag('--repeat', values.repeat),
-    dim: parseIntFlag('--dim', values.dim),
-    samplesPerToken: parseIntFlag('--samples-per-token', values['samples-per-token']),
-    seed: parseIntFlag('--seed', values.seed),
+    layers: optionalInt('layers', values.layers),
+    repeat: optionalInt('repeat', values.repeat),
+    dim: optionalInt('dim', values.dim),
+    samplesPerToken: optionalInt('samples-per-token', values['samples-per-token']),
+    seed: optionalInt('seed', values.seed),
     voices,
   });
 }
 
 // Run only when executed directly, so tests can import the builders.
-if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (isMain(import.meta.url)) {
   main(process.argv.slice(2)).catch((err: unknown) => {
     console.error(err instanceof Error ? err.message : err);
     process.exitCode = 1;

@@ -14,7 +14,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import type { TtsEvent } from '../client/events.ts';
 import { SageMakerTtsSession, type BidiCommandFactory, type BidiStreamClient } from '../client/sagemaker.ts';
 import {
@@ -25,7 +24,7 @@ import {
   durationMatches,
   pcmSeconds,
 } from './smoke.ts';
-import { UsageError, parseFlags } from './lib/cli.ts';
+import { isMain, parseFlags, UsageError } from './lib/cli.ts';
 export { UsageError };
 
 const USAGE = `Smoke test of a Kokoro endpoint through the SageMaker bidirectional streaming API.
@@ -411,8 +410,7 @@ export async function main(argv: readonly string[], deps: SmokeDeps = {}): Promi
   return (await runSmoke(options, deps)).exitCode;
 }
 
-const entry = process.argv[1];
-if (entry !== undefined && import.meta.url === pathToFileURL(entry).href) {
+if (isMain(import.meta.url)) {
   main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;

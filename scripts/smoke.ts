@@ -11,14 +11,12 @@
  */
 import { decodeControlFrame } from '../protocol/frames.ts';
 import { randomUUID } from 'node:crypto';
-import { realpathSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { UsageError, parseFlags } from './lib/cli.ts';
+import { isMain, parseFlags, UsageError } from './lib/cli.ts';
 export { UsageError };
 
 /** Path of the bidirectional streaming route, per the wire contract. */
@@ -885,17 +883,7 @@ function finish(
 }
 
 /** True when this module is the program being run (not imported by a test). */
-function isEntryPoint(): boolean {
-  const entry = process.argv[1];
-  if (!entry) return false;
-  try {
-    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isEntryPoint()) {
+if (isMain(import.meta.url)) {
   main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;

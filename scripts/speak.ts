@@ -13,6 +13,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { IncrementalSentenceChunker, TtsSession } from '../client/index.ts';
 import { buildWav } from './smoke.ts';
+import { isMain } from './lib/cli.ts';
 
 const HELP = `Usage: npm run speak -- [TEXT] [--file PATH] [--out speech.wav] [--voice af_heart] [--speed 1]
                      [--url ws://127.0.0.1:8080/invocations-bidirectional-stream]
@@ -119,7 +120,7 @@ async function main(): Promise<number> {
   return failed > 0 ? 1 : 0;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   main().then(
     (code) => process.exit(code),
     (err: unknown) => {

@@ -34,3 +34,23 @@ export function isMain(moduleUrl: string): boolean {
     return false;
   }
 }
+
+/**
+ * A whole-number flag value from `min` to `max`, or `fallback` when the flag is absent.
+ * @throws UsageError naming the flag and the range.
+ */
+export function intFlag(
+  name: string,
+  raw: string | undefined,
+  fallback: number,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `of ${min} or more` : `from ${min} to ${max}`;
+    throw new UsageError(`--${name} should be a whole number ${range}; got "${raw}"`);
+  }
+  return value;
+}

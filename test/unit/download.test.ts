@@ -561,7 +561,7 @@ describe('fetch-model CLI', () => {
       },
     });
     expect(parseCli(['--retries', '0'], {})).toMatchObject({ options: { retries: 0 } });
-    expect(() => parseCli(['--retries=-1'], {})).toThrow(/--retries needs a whole number of 0 or more/);
+    expect(() => parseCli(['--retries=-1'], {})).toThrow(/--retries should be a whole number of 0 or more/);
     const parsed = parseCli(['--dtype', 'q8', '--voices', 'af_heart, bf_emma', '--out', 'x'], {
       HF_ENDPOINT: 'https://hf-mirror.com',
     });
