@@ -1,4 +1,7 @@
-/** Unbounded FIFO with one asynchronous reader; `end()` lets the reader finish after the backlog. */
+/**
+ * Unbounded FIFO with one asynchronous reader; `end()` lets the reader finish after the backlog.
+ * The one queue of the client and the scripts: session events, request payload parts, frames.
+ */
 export class AsyncQueue<T> {
   readonly #items: T[] = [];
   #waiter: ((result: IteratorResult<T, undefined>) => void) | undefined;
@@ -29,6 +32,23 @@ export class AsyncQueue<T> {
     if (this.#ended) return Promise.resolve({ value: undefined, done: true });
     return new Promise((resolve) => {
       this.#waiter = resolve;
+    });
+  }
+
+  /** Like {@link next}, or `'timeout'` once `deadline` (a `performance.now()` value) has passed. */
+  nextBefore(deadline: number): Promise<IteratorResult<T, undefined> | 'timeout'> {
+    if (this.#items.length > 0 || this.#ended) return this.next();
+    const remaining = deadline - performance.now();
+    if (remaining <= 0) return Promise.resolve('timeout');
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#waiter = undefined;
+        resolve('timeout');
+      }, Math.ceil(remaining));
+      this.#waiter = (result) => {
+        clearTimeout(timer);
+        resolve(result);
+      };
     });
   }
 }

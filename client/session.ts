@@ -9,6 +9,7 @@
 import { concatBytes } from '../protocol/bytes.ts';
 import { decodeControlFrame } from '../protocol/frames.ts';
 import type { SynthesisOptions } from '../protocol/request.ts';
+import { AsyncQueue } from './async-queue.ts';
 import { RequestTracker } from './attribution.ts';
 import type { TtsClosedEvent, TtsCompleteEvent, TtsEvent } from './events.ts';
 
@@ -95,10 +96,8 @@ export class TtsSession {
   readonly #tracker = new RequestTracker();
   /** Requests made with request(): their events go to the collector, not to events(). */
   readonly #collectors = new Map<string, Collector>();
-  readonly #queue: TtsEvent[] = [];
-  #wakers: (() => void)[] = [];
-  /** Whether events() has yielded the closed event: iteration is over for good. */
-  #ended = false;
+  /** Events for events(), in arrival order; it ends after the closed event. */
+  readonly #queue = new AsyncQueue<TtsEvent>();
   #closeSent = false;
   #closed: TtsClosedEvent | undefined;
   #closeWaiters: ((event: TtsClosedEvent) => void)[] = [];
@@ -203,17 +202,7 @@ export class TtsSession {
    * time; events are kept until read.
    */
   async *events(): AsyncGenerator<TtsEvent, void, undefined> {
-    for (;;) {
-      const event = this.#queue.shift();
-      if (event) {
-        if (event.type === 'closed') this.#ended = true;
-        yield event;
-        if (event.type === 'closed') return;
-        continue;
-      }
-      if (this.#ended) return;
-      await new Promise<void>((resolve) => this.#wakers.push(resolve));
-    }
+    for (let next = await this.#queue.next(); !next.done; next = await this.#queue.next()) yield next.value;
   }
 
   /** The same as {@link events}. */
@@ -301,7 +290,7 @@ export class TtsSession {
       return;
     }
     this.#queue.push(event);
-    for (const wake of this.#wakers.splice(0)) wake();
+    if (event.type === 'closed') this.#queue.end();
   }
 
   #collect(collector: Collector, event: TtsEvent): void {

@@ -53,5 +53,20 @@ export function requestMessage(
   return { text, request_timestamp: now / 1000, ...options, request_id: options.request_id ?? requestId };
 }
 
+/** Text length is counted in Unicode code points, on the text as received. */
+export function codePointLength(text: string): number {
+  // Without building an array: texts may be up to 1 MiB.
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
 /** The message that ends a WebSocket session once every request before it is answered. */
 export const CLOSE_MESSAGE = '{"type":"close"}';

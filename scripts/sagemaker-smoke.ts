@@ -15,15 +15,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { TtsEvent } from '../client/events.ts';
+import { wavFile } from '../model/audio/wav.ts';
+import { codePointLength } from '../protocol/request.ts';
 import { SageMakerTtsSession, type BidiCommandFactory, type BidiStreamClient } from '../client/sagemaker.ts';
-import {
-  DEFAULT_TEXTS,
-  PCM_SAMPLE_RATE,
-  buildWav,
-  codePoints,
-  durationMatches,
-  pcmSeconds,
-} from './smoke.ts';
+import { DEFAULT_TEXTS, PCM_SAMPLE_RATE, durationMatches, pcmSeconds } from './lib/smoke-checks.ts';
 import { isMain, parseFlags, UsageError } from './lib/cli.ts';
 export { UsageError };
 
@@ -152,7 +147,7 @@ export function formatTable(results: readonly SentenceResult[]): string {
     const check = judgeSentence(r);
     return [
       String(r.index + 1),
-      String(codePoints(r.text)),
+      String(codePointLength(r.text)),
       String(r.bytes),
       r.bytes > 0 ? pcmSeconds(r.bytes).toFixed(2) : '-',
       r.complete ? r.complete.totalDurationS.toFixed(2) : '-',
@@ -329,10 +324,7 @@ export async function writeWavs(results: readonly SentenceResult[], outDir: stri
   try {
     await mkdir(dir, { recursive: true });
     for (const r of withAudio) {
-      await writeFile(
-        join(dir, wavName(r.index, r.text)),
-        buildWav(Buffer.concat(r.chunks), PCM_SAMPLE_RATE),
-      );
+      await writeFile(join(dir, wavName(r.index, r.text)), wavFile(Buffer.concat(r.chunks), PCM_SAMPLE_RATE));
     }
     return `wrote ${withAudio.length} WAV file(s) to ${dir}`;
   } catch (err) {

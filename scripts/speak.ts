@@ -12,7 +12,7 @@ import { createReadStream, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { IncrementalSentenceChunker, TtsSession } from '../client/index.ts';
-import { buildWav } from './smoke.ts';
+import { wavFile } from '../model/audio/wav.ts';
 import { isMain } from './lib/cli.ts';
 
 const HELP = `Usage: npm run speak -- [TEXT] [--file PATH] [--out speech.wav] [--voice af_heart] [--speed 1]
@@ -112,7 +112,7 @@ async function main(): Promise<number> {
   await reader;
   await session.close().catch(() => undefined);
   const data = Buffer.concat(pcm);
-  writeFileSync(values.out!, buildWav(data));
+  writeFileSync(values.out!, wavFile(data));
   if (process.stderr.isTTY) process.stderr.write('\n');
   process.stdout.write(
     `wrote ${values.out} (${(data.length / 48000).toFixed(1)} s of audio, ${sent} sentences)\n`,

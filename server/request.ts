@@ -1,9 +1,18 @@
 /**
- * Synthesis options, shared by POST /invocations and the WebSocket route: one parser, one set of
- * messages. Wrong types and out-of-range values are errors, never clamped.
+ * The request parser, shared by POST /invocations and the WebSocket route: the wire's fields
+ * (protocol/request.ts) validated into a request the engine can run, with one set of messages.
+ * Wrong types and out-of-range values are errors, never clamped.
  */
 import { randomUUID } from 'node:crypto';
 import { FORMATS, isAudioFormat, type AudioFormat } from '../protocol/formats.ts';
+import {
+  MAX_REQUEST_ID_CHARS,
+  SPEED_MAX,
+  SPEED_MIN,
+  TRANSPORTS,
+  codePointLength,
+  type Transport,
+} from '../protocol/request.ts';
 import { VoiceSpecError, type Engine, type ResolvedVoice } from '../model/engine.ts';
 import type { Config } from './config.ts';
 import { ttsError } from './errors.ts';
@@ -23,8 +32,6 @@ export interface SynthesisOptions {
   readonly transport: Transport;
 }
 
-export type Transport = 'binary' | 'sse';
-
 export interface OptionContext {
   readonly route: 'http' | 'ws';
   readonly config: Config;
@@ -38,25 +45,6 @@ export interface OptionContext {
 /** A text/plain body, kept apart from a JSON string body (which is an error, not text). */
 export class PlainText {
   constructor(readonly text: string) {}
-}
-
-export const SPEED_MIN = 0.5;
-export const SPEED_MAX = 2.0;
-const MAX_REQUEST_ID_CHARS = 128;
-const TRANSPORTS: readonly Transport[] = ['binary', 'sse'];
-
-/** Counts Unicode code points without building an array (texts may be up to 1 MiB). */
-export function codePointLength(text: string): number {
-  let n = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const d = text.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) i++;
-    }
-    n++;
-  }
-  return n;
 }
 
 function describe(value: unknown): string {

@@ -1,22 +1,18 @@
 import { describe, expect, it } from 'vitest';
+import { UsageError } from '../../scripts/lib/cli.ts';
+import { decodeControlFrame, isControlFrame } from '../../protocol/frames.ts';
 import {
   DEFAULT_TEXTS,
   DEFAULT_URL,
   FRAME_TOLERANCE_S,
-  UsageError,
-  buildWav,
-  buildWavHeader,
   classifyFrame,
-  codePoints,
   deriveEndpoints,
   durationMatches,
   formatResultTable,
-  isControlFrame,
   parseCliArgs,
-  parseControl,
   pcmSeconds,
   type ResultRow,
-} from '../../scripts/smoke.ts';
+} from '../../scripts/lib/smoke-checks.ts';
 
 const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
 
@@ -24,7 +20,7 @@ describe('frame demultiplexing', () => {
   it('classes a binary frame holding a JSON object as control', () => {
     const payload = bytes('{"type":"synthesis_complete","request_id":"a","total_duration_s":1.5}');
     expect(isControlFrame(payload, true)).toBe(true);
-    expect(parseControl(payload)).toEqual({
+    expect(decodeControlFrame(payload)).toEqual({
       type: 'synthesis_complete',
       request_id: 'a',
       total_duration_s: 1.5,
@@ -32,7 +28,7 @@ describe('frame demultiplexing', () => {
   });
 
   it('accepts surrounding JSON whitespace', () => {
-    expect(parseControl(bytes(' \n{"type":"error"}\r\n\t'))).toEqual({ type: 'error' });
+    expect(decodeControlFrame(bytes(' \n{"type":"error"}\r\n\t'))).toEqual({ type: 'error' });
   });
 
   it('classes PCM that starts with 0x7b ("{") as audio', () => {
@@ -49,7 +45,7 @@ describe('frame demultiplexing', () => {
 
   it('classes braces around invalid UTF-8 as audio', () => {
     const pcm = Buffer.concat([bytes('{"a":"'), Buffer.from([0xff, 0xfe]), bytes('"}')]);
-    expect(parseControl(pcm)).toBeNull();
+    expect(decodeControlFrame(pcm)).toBeNull();
     expect(isControlFrame(pcm, true)).toBe(false);
   });
 
@@ -66,40 +62,6 @@ describe('frame demultiplexing', () => {
     });
     expect(classifyFrame(bytes('not json'), false)).toEqual({ kind: 'malformed-control', text: 'not json' });
     expect(isControlFrame(bytes('[1]'), false)).toBe(true);
-  });
-});
-
-describe('WAV header', () => {
-  it('is 44 bytes with correct RIFF and data sizes for n samples', () => {
-    const samples = 1234;
-    const header = buildWavHeader(samples * 2);
-    expect(header.length).toBe(44);
-    expect(header.toString('ascii', 0, 4)).toBe('RIFF');
-    expect(header.readUInt32LE(4)).toBe(36 + samples * 2);
-    expect(header.toString('ascii', 8, 12)).toBe('WAVE');
-    expect(header.toString('ascii', 12, 16)).toBe('fmt ');
-    expect(header.readUInt32LE(16)).toBe(16);
-    expect(header.readUInt16LE(20)).toBe(1); // PCM
-    expect(header.readUInt16LE(22)).toBe(1); // mono
-    expect(header.readUInt32LE(24)).toBe(24_000);
-    expect(header.readUInt32LE(28)).toBe(48_000); // byte rate
-    expect(header.readUInt16LE(32)).toBe(2); // block align
-    expect(header.readUInt16LE(34)).toBe(16);
-    expect(header.toString('ascii', 36, 40)).toBe('data');
-    expect(header.readUInt32LE(40)).toBe(samples * 2);
-  });
-
-  it('handles empty data and rejects half samples', () => {
-    expect(buildWavHeader(0).readUInt32LE(4)).toBe(36);
-    expect(() => buildWavHeader(3)).toThrow(RangeError);
-    expect(() => buildWavHeader(-2)).toThrow(RangeError);
-  });
-
-  it('wraps PCM into a whole file and drops a trailing odd byte', () => {
-    const wav = buildWav(Buffer.from([1, 2, 3, 4, 5]));
-    expect(wav.length).toBe(44 + 4);
-    expect(wav.readUInt32LE(40)).toBe(4);
-    expect([...wav.subarray(44)]).toEqual([1, 2, 3, 4]);
   });
 });
 
@@ -217,9 +179,5 @@ describe('command line', () => {
     expect(() => parseCliArgs(['--timeout-ms', '0'])).toThrow(UsageError);
     expect(() => parseCliArgs(['--timeout-ms', '5s'])).toThrow(UsageError);
     expect(() => parseCliArgs(['--nope'])).toThrow(UsageError);
-  });
-
-  it('counts text in code points', () => {
-    expect(codePoints('héllo 👋')).toBe(7);
   });
 });
