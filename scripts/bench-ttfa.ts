@@ -12,12 +12,12 @@
  * Usage: npm run bench:ttfa -- [--trials 5] [--repeat 30] [--url http://host:port] [--out docs/bench]
  */
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { IncrementalSentenceChunker, TtsSession, readSse } from '../client/index.ts';
 import { writeStandinModelDir } from './make-standin-model.ts';
+import { timePost } from './lib/http-timing.ts';
 import { startServerProcess } from './lib/server-process.ts';
 import { markdownTable, median, replaceReadmeBlock, round } from './lib/stats.ts';
 import { isMain } from './lib/cli.ts';
@@ -52,29 +52,6 @@ export async function* simulateLlm(
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/** POST: ms to the first body byte; resolves after the whole body (so trials do not overlap). */
-function post(http: string, body: Record<string, unknown>): Promise<{ ttfaMs: number; bytes: number }> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const req = request(`${http}/invocations`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-    });
-    req.on('response', (res) => {
-      let first: number | undefined;
-      let bytes = 0;
-      res.on('data', (c: Buffer) => {
-        first ??= performance.now() - started;
-        bytes += c.length;
-      });
-      res.on('end', () => resolve({ ttfaMs: first ?? NaN, bytes }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
-  });
-}
 
 /** One request over an open session: ms from send to its first audio event; waits for completion. */
 async function wsRequest(session: TtsSession, text: string): Promise<number> {
@@ -125,7 +102,7 @@ async function batchAgent(http: string, firstTokenMs: number, tps: number): Prom
   let text = '';
   for await (const token of simulateLlm(ANSWER, firstTokenMs, tps)) text += token;
   const generatedMs = performance.now() - started;
-  const { ttfaMs } = await post(http, { text, format: 'pcm' });
+  const { ttfaMs } = await timePost(http, { text, format: 'pcm' });
   return generatedMs + ttfaMs;
 }
 
@@ -155,15 +132,15 @@ async function main(): Promise<void> {
   try {
     const first = ANSWER.split(/(?<=[.?!])\s+/)[0]!;
     process.stderr.write(`1/3 transport isolation, ${trials} trials…\n`);
-    await post(http, { text: ANSWER, format: 'pcm' }); // warm
+    await timePost(http, { text: ANSWER, format: 'pcm' }); // warm
     const postWhole: number[] = [];
     const postFirst: number[] = [];
     const wsWhole: number[] = [];
     const wsFirst: number[] = [];
     const session = await TtsSession.connect(ws);
     for (let i = 0; i < trials; i++) {
-      postFirst.push((await post(http, { text: first, format: 'pcm' })).ttfaMs);
-      postWhole.push((await post(http, { text: ANSWER, format: 'pcm' })).ttfaMs);
+      postFirst.push((await timePost(http, { text: first, format: 'pcm' })).ttfaMs);
+      postWhole.push((await timePost(http, { text: ANSWER, format: 'pcm' })).ttfaMs);
       wsFirst.push(await wsRequest(session, first));
       wsWhole.push(await wsRequest(session, ANSWER));
     }
@@ -194,7 +171,7 @@ async function main(): Promise<void> {
     process.stderr.write('3/3 bytes on the wire…\n');
     const wire = [];
     for (const format of ['pcm', 'mp3', 'opus']) {
-      const binary = await post(http, { text: ANSWER, format });
+      const binary = await timePost(http, { text: ANSWER, format });
       const res = await fetch(`${http}/invocations`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

@@ -10,12 +10,12 @@
  * Usage: npm run bench -- [--trials 15] [--repeat 30] [--workers 2] [--model-dir DIR] [--out docs/bench] [--readme]
  */
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { writeStandinModelDir } from './make-standin-model.ts';
+import { timePost } from './lib/http-timing.ts';
 import { startServerProcess, type ServerProcess } from './lib/server-process.ts';
 import { markdownTable, median, quantile, replaceReadmeBlock, round } from './lib/stats.ts';
 import { isMain } from './lib/cli.ts';
@@ -26,29 +26,6 @@ export const PARAGRAPH = [
   'A later option departs at two and costs about forty dollars less.',
   'Would you like me to hold a seat on either one while you decide?',
 ];
-
-/**
- * Milliseconds from sending a POST to its first body byte. Resolves only when the whole answer
- * has arrived, so the next trial does not compete with this one's remaining sentences.
- */
-function postTtfa(http: string, text: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const req = request(`${http}/invocations`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-    });
-    req.on('response', (res) => {
-      if (res.statusCode !== 200) reject(new Error(`HTTP ${res.statusCode}`));
-      let first: number | undefined;
-      res.on('data', () => (first ??= performance.now() - started));
-      res.on('end', () => resolve(first ?? NaN));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(JSON.stringify({ text }));
-  });
-}
 
 interface Completion {
   clientTtfaMs: number;
@@ -169,15 +146,15 @@ async function main(): Promise<void> {
   });
   try {
     // Warm both paths once.
-    await postTtfa(server.http, PARAGRAPH[0]!);
-    await postTtfa(server.http, PARAGRAPH.join(' '));
+    await timePost(server.http, { text: PARAGRAPH[0]! });
+    await timePost(server.http, { text: PARAGRAPH.join(' ') });
 
     process.stderr.write(`1/3 POST time to first audio, ${trials} trials each, alternating…\n`);
     const single: number[] = [];
     const paragraph: number[] = [];
     for (let i = 0; i < trials; i++) {
-      single.push(await postTtfa(server.http, PARAGRAPH[0]!));
-      paragraph.push(await postTtfa(server.http, PARAGRAPH.join(' ')));
+      single.push((await timePost(server.http, { text: PARAGRAPH[0]! })).ttfaMs);
+      paragraph.push((await timePost(server.http, { text: PARAGRAPH.join(' ') })).ttfaMs);
     }
 
     process.stderr.write('2/3 WS server overhead, one request at a time…\n');

@@ -20,7 +20,7 @@ import { createEngine, type Engine } from '../model/engine.ts';
 import { ortBinaryDir } from '../model/inference/ort-session.ts';
 import { CUDA_WARMUP_LENGTHS, type WarmupStep } from '../model/inference/warmup.ts';
 import { ConfigError, engineOptions, parseConfig } from '../server/config.ts';
-import { UsageError, intFlag, isMain, parseFlags } from './lib/cli.ts';
+import { intFlag, parseFlags, runMain, UsageError } from './lib/cli.ts';
 import { median } from './lib/stats.ts';
 
 const HELP = `Usage: npm run gpu-check -- [--device cuda|cpu] [--repeats N] [--json]
@@ -274,12 +274,4 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   return report.ok ? 0 : 1;
 }
 
-if (isMain(import.meta.url)) {
-  main(process.argv.slice(2), process.env).then(
-    (code) => process.exit(code),
-    (err: unknown) => {
-      process.stderr.write(`gpu-check: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
+runMain(import.meta.url, 'gpu-check', () => main(process.argv.slice(2), process.env));

@@ -18,8 +18,16 @@ import type { TtsEvent } from '../client/events.ts';
 import { wavFile } from '../model/audio/wav.ts';
 import { codePointLength } from '../protocol/request.ts';
 import { SageMakerTtsSession, type BidiCommandFactory, type BidiStreamClient } from '../client/sagemaker.ts';
-import { DEFAULT_TEXTS, PCM_SAMPLE_RATE, durationMatches, pcmSeconds } from './lib/smoke-checks.ts';
-import { isMain, parseFlags, UsageError } from './lib/cli.ts';
+import {
+  DEFAULT_TEXTS,
+  PCM_SAMPLE_RATE,
+  durationMatches,
+  pcmSeconds,
+  sessionFlags,
+  textTable,
+  wavName,
+} from './lib/smoke-checks.ts';
+import { parseFlags, runMain, UsageError } from './lib/cli.ts';
 export { UsageError };
 
 const USAGE = `Smoke test of a Kokoro endpoint through the SageMaker bidirectional streaming API.
@@ -71,18 +79,7 @@ export function parseCliArgs(argv: readonly string[]): SageMakerSmokeOptions {
   const endpoint = values.endpoint?.trim() ?? '';
   if (endpoint === '' && !help) throw new UsageError('--endpoint NAME is required');
 
-  const timeoutText = values['timeout-ms'] ?? '120000';
-  const timeoutMs = Number(timeoutText);
-  if (!/^\d+$/.test(timeoutText.trim()) || !Number.isSafeInteger(timeoutMs) || timeoutMs <= 0) {
-    throw new UsageError(
-      `--timeout-ms must be a positive whole number of milliseconds, got "${timeoutText}"`,
-    );
-  }
-  const texts = values.text ?? [...DEFAULT_TEXTS];
-  const blank = texts.findIndex((t) => t.trim() === '');
-  if (blank >= 0) throw new UsageError(`--text number ${blank + 1} is empty`);
-  const voice = values.voice ?? 'af_heart';
-  if (voice.trim() === '') throw new UsageError('--voice must not be empty');
+  const { timeoutMs, texts, voice } = sessionFlags(values, 120_000);
 
   return {
     endpoint,
@@ -155,25 +152,7 @@ export function formatTable(results: readonly SentenceResult[]): string {
       check.ok ? 'ok' : 'FAIL',
     ];
   });
-  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]?.length ?? 0)));
-  const line = (values: readonly string[]): string =>
-    values
-      .map((v, i) => (right[i] ? v.padStart(widths[i] ?? 0) : v.padEnd(widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd();
-  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].join('\n');
-}
-
-/** File name of a sentence's WAV: its position and its first words. */
-export function wavName(index: number, text: string): string {
-  const words = text
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, ' ')
-    .trim()
-    .split(' ')
-    .filter(Boolean)
-    .slice(0, 5);
-  return `${String(index + 1).padStart(2, '0')}-${words.join('-').slice(0, 40) || 'audio'}.wav`;
+  return textTable(headers, right, cells);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -402,14 +381,4 @@ export async function main(argv: readonly string[], deps: SmokeDeps = {}): Promi
   return (await runSmoke(options, deps)).exitCode;
 }
 
-if (isMain(import.meta.url)) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (err: unknown) => {
-      console.error(`smoke test crashed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      process.exitCode = 1;
-    },
-  );
-}
+runMain(import.meta.url, 'smoke:sagemaker', () => main(process.argv.slice(2)));

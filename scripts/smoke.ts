@@ -3,7 +3,7 @@
  *
  * Usage: `npm run smoke -- [--url URL] [--voice ID] [--out DIR] [--text "..."]... [--timeout-ms N]`
  */
-import { isMain } from './lib/cli.ts';
+import { runMain } from './lib/cli.ts';
 import {
   USAGE,
   deriveEndpoints,
@@ -31,14 +31,4 @@ export async function main(argv: readonly string[]): Promise<number> {
   return runSmoke(options, endpoints);
 }
 
-if (isMain(import.meta.url)) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (err: unknown) => {
-      console.error(`smoke test crashed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      process.exitCode = 1;
-    },
-  );
-}
+runMain(import.meta.url, 'smoke', () => main(process.argv.slice(2)));

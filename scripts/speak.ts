@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { IncrementalSentenceChunker, TtsSession } from '../client/index.ts';
 import { wavFile } from '../model/audio/wav.ts';
-import { isMain } from './lib/cli.ts';
+import { runMain } from './lib/cli.ts';
 
 const HELP = `Usage: npm run speak -- [TEXT] [--file PATH] [--out speech.wav] [--voice af_heart] [--speed 1]
                      [--url ws://127.0.0.1:8080/invocations-bidirectional-stream]
@@ -120,12 +120,4 @@ async function main(): Promise<number> {
   return failed > 0 ? 1 : 0;
 }
 
-if (isMain(import.meta.url)) {
-  main().then(
-    (code) => process.exit(code),
-    (err: unknown) => {
-      process.stderr.write(`speak failed: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
+runMain(import.meta.url, 'speak', () => main());

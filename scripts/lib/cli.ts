@@ -54,3 +54,22 @@ export function intFlag(
   }
   return value;
 }
+
+/**
+ * Runs a script's `main` when the module is the program node was asked to run: its result is the
+ * exit code; a crash is printed with the script's name and exits 1.
+ */
+export function runMain(moduleUrl: string, name: string, main: () => Promise<number>): void {
+  if (!isMain(moduleUrl)) return;
+  main().then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(
+        `${name} crashed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+      );
+      process.exitCode = 1;
+    },
+  );
+}

@@ -3,7 +3,7 @@
  * classifies frames (by the contract's rule) and judges durations, and its result table.
  */
 import { decodeControlFrame } from '../../protocol/frames.ts';
-import { UsageError, parseFlags } from './cli.ts';
+import { UsageError, intFlag, parseFlags } from './cli.ts';
 
 /** Path of the bidirectional streaming route, per the wire contract. */
 export const WS_PATH = '/invocations-bidirectional-stream';
@@ -60,6 +60,20 @@ export interface SmokeOptions {
   readonly help: boolean;
 }
 
+/** The flags both smoke tests take: the time limit, the texts and the voice. */
+export function sessionFlags(
+  values: { 'timeout-ms'?: string | undefined; text?: string[] | undefined; voice?: string | undefined },
+  defaultTimeoutMs: number,
+): { timeoutMs: number; texts: string[]; voice: string } {
+  const timeoutMs = intFlag('timeout-ms', values['timeout-ms'], defaultTimeoutMs, 1);
+  const texts = values.text ?? [...DEFAULT_TEXTS];
+  const blank = texts.findIndex((t) => t.trim() === '');
+  if (blank >= 0) throw new UsageError(`--text number ${blank + 1} is empty`);
+  const voice = values.voice ?? 'af_heart';
+  if (voice.trim() === '') throw new UsageError('--voice must not be empty');
+  return { timeoutMs, texts, voice };
+}
+
 /**
  * Parses command-line arguments (without the node and script entries).
  * @throws UsageError on unknown flags or invalid values.
@@ -78,20 +92,7 @@ export function parseCliArgs(argv: readonly string[]): SmokeOptions {
   const format = values.format ?? 'pcm';
   if (format !== 'pcm') throw new UsageError(`--format ${format} is not supported; use --format pcm`);
 
-  const timeoutText = values['timeout-ms'] ?? '60000';
-  const timeoutMs = Number(timeoutText);
-  if (!/^\d+$/.test(timeoutText.trim()) || !Number.isSafeInteger(timeoutMs) || timeoutMs <= 0) {
-    throw new UsageError(
-      `--timeout-ms must be a positive whole number of milliseconds, got "${timeoutText}"`,
-    );
-  }
-
-  const texts = values.text ?? [...DEFAULT_TEXTS];
-  const blank = texts.findIndex((t) => t.trim() === '');
-  if (blank >= 0) throw new UsageError(`--text number ${blank + 1} is empty`);
-
-  const voice = values.voice ?? 'af_heart';
-  if (voice.trim() === '') throw new UsageError('--voice must not be empty');
+  const { timeoutMs, texts, voice } = sessionFlags(values, 60_000);
 
   return {
     url: values.url ?? DEFAULT_URL,
@@ -200,6 +201,21 @@ export interface ResultRow {
   readonly status: string;
 }
 
+/** A plain-text table: columns padded to their widest cell, numbers right-aligned, a rule below the headers. */
+export function textTable(
+  headers: readonly string[],
+  rightAligned: readonly boolean[],
+  cells: readonly (readonly string[])[],
+): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]?.length ?? 0)));
+  const line = (values: readonly string[]): string =>
+    values
+      .map((v, i) => (rightAligned[i] ? v.padStart(widths[i] ?? 0) : v.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].join('\n');
+}
+
 /** Formats the per-request results as an aligned plain-text table (numbers right-aligned). */
 export function formatResultTable(rows: readonly ResultRow[]): string {
   const headers = ['request', 'chars', 'bytes', 'audio s', 'TTFA from send ms', 'TTFA own turn ms', 'status'];
@@ -215,12 +231,17 @@ export function formatResultTable(rows: readonly ResultRow[]): string {
     fixed(r.ttfaOwnTurnMs, 0),
     r.status,
   ]);
-  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]?.length ?? 0)));
-  const line = (values: readonly string[]): string =>
-    values
-      .map((v, i) => (rightAligned[i] ? v.padStart(widths[i] ?? 0) : v.padEnd(widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd();
-  const rule = widths.map((w) => '-'.repeat(w)).join('  ');
-  return [line(headers), rule, ...cells.map(line)].join('\n');
+  return textTable(headers, rightAligned, cells);
+}
+
+/** File name of a sentence's WAV: its position and its first words. */
+export function wavName(index: number, text: string): string {
+  const words = text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, ' ')
+    .trim()
+    .split(' ')
+    .filter(Boolean)
+    .slice(0, 5);
+  return `${String(index + 1).padStart(2, '0')}-${words.join('-').slice(0, 40) || 'audio'}.wav`;
 }

@@ -25,6 +25,7 @@ import {
   type Endpoints,
   type ResultRow,
   type SmokeOptions,
+  wavName,
 } from './smoke-checks.ts';
 
 /** One pass/fail line of the final summary. */
@@ -345,17 +346,6 @@ function openSession(
   });
 }
 
-function slug(text: string): string {
-  const words = text
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, ' ')
-    .trim()
-    .split(' ')
-    .filter(Boolean)
-    .slice(0, 5);
-  return words.join('-').slice(0, 40) || 'audio';
-}
-
 function send(ws: WebSocket, body: unknown): void {
   // SageMaker delivers every client message as a binary frame, so do the same.
   ws.send(Buffer.from(JSON.stringify(body)));
@@ -451,7 +441,7 @@ async function writeWavs(requests: readonly RequestState[], outDir: string): Pro
     let written = 0;
     for (const [i, req] of requests.entries()) {
       if (req.bytes === 0) continue;
-      const name = `${String(i + 1).padStart(2, '0')}-${slug(req.text)}.wav`;
+      const name = wavName(i, req.text);
       await writeFile(join(dir, name), wavFile(Buffer.concat(req.chunks)));
       written++;
     }

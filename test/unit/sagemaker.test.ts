@@ -23,7 +23,8 @@ import {
 import type { AudioStreamEvent } from '../../client/sse.ts';
 import { decodeControlFrame } from '../../protocol/frames.ts';
 import type { TtsEvent } from '../../client/events.ts';
-import { UsageError, formatTable, main, parseCliArgs, wavName } from '../../scripts/sagemaker-smoke.ts';
+import { wavName } from '../../scripts/lib/smoke-checks.ts';
+import { UsageError, formatTable, main, parseCliArgs } from '../../scripts/sagemaker-smoke.ts';
 
 const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder();
@@ -733,7 +734,7 @@ describe('sagemaker-smoke script', () => {
     });
     expect(() => parseCliArgs([])).toThrow(UsageError);
     expect(() => parseCliArgs(['--endpoint', 'ep', '--bogus'])).toThrow(UsageError);
-    expect(() => parseCliArgs(['--endpoint', 'ep', '--timeout-ms', '0'])).toThrow(/positive/);
+    expect(() => parseCliArgs(['--endpoint', 'ep', '--timeout-ms', '0'])).toThrow(/--timeout-ms should be a whole number of 1 or more/);
     expect(parseCliArgs(['--help']).help).toBe(true);
     expect(wavName(0, 'Hello, World!')).toBe('01-hello-world.wav');
     expect(formatTable([]).split('\n')).toHaveLength(2);
