@@ -1,14 +1,21 @@
 #!/bin/sh
 # Installs the system tools the tests use, when missing: ffmpeg/ffprobe (to decode every audio
-# format the server produces, and to encode AAC) and curl. Debian/Ubuntu (apt); uses sudo when
-# not root. Safe to run again: it does nothing when everything is there.
+# format the server produces, and to encode AAC), curl, and shellcheck (for docker/*.sh).
+# Debian/Ubuntu (apt); uses sudo when not root. Safe to run again: it does nothing when everything
+# is there.
 set -eu
 missing=""
-for tool in ffmpeg ffprobe curl; do
-  command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
+packages=""
+for tool in ffmpeg:ffmpeg ffprobe:ffmpeg curl:curl shellcheck:shellcheck; do
+  command=${tool%%:*}
+  package=${tool#*:}
+  command -v "$command" >/dev/null 2>&1 && continue
+  missing="$missing $command"
+  case " $packages " in *" $package "*) ;; *) packages="$packages $package" ;; esac
 done
 [ -z "$missing" ] && exit 0
-echo "installing:$missing (apt)"
+echo "installing:$missing (apt:$packages)"
 if [ "$(id -u)" -eq 0 ]; then run=""; else run="sudo"; fi
 $run apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $run apt-get install -y -qq --no-install-recommends ffmpeg curl >/dev/null
+# shellcheck disable=SC2086 # one word per package
+DEBIAN_FRONTEND=noninteractive $run apt-get install -y -qq --no-install-recommends $packages >/dev/null

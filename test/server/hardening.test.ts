@@ -56,9 +56,10 @@ describe('scheduling', () => {
     expect(busy.length + httpBusy.length).toBeGreaterThan(0);
     for (const e of httpBusy)
       expect(e).toMatchObject({ code: 'busy', message: expect.stringMatching(/retry/) });
-    // Admitted requests complete whole: every sentence of each.
-    for (const c of clients)
-      for (const r of requestsOf(c.frames)) if (r.complete) expect(r.audio.length).toBe(3);
+    // Admitted requests complete whole: every sentence of each (at least one was admitted).
+    const completed = clients.flatMap((c) => requestsOf(c.frames).filter((r) => r.complete));
+    expect(completed.length).toBeGreaterThan(0);
+    expect(completed.map((r) => r.audio.length)).toEqual(completed.map(() => 3));
     // Every session is still usable.
     for (const c of clients) {
       const n = c.controls('synthesis_complete').length;

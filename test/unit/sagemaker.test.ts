@@ -734,7 +734,9 @@ describe('sagemaker-smoke script', () => {
     });
     expect(() => parseCliArgs([])).toThrow(UsageError);
     expect(() => parseCliArgs(['--endpoint', 'ep', '--bogus'])).toThrow(UsageError);
-    expect(() => parseCliArgs(['--endpoint', 'ep', '--timeout-ms', '0'])).toThrow(/--timeout-ms should be a whole number of 1 or more/);
+    expect(() => parseCliArgs(['--endpoint', 'ep', '--timeout-ms', '0'])).toThrow(
+      /--timeout-ms should be a whole number of 1 or more/,
+    );
     expect(parseCliArgs(['--help']).help).toBe(true);
     expect(wavName(0, 'Hello, World!')).toBe('01-hello-world.wav');
     expect(formatTable([]).split('\n')).toHaveLength(2);
