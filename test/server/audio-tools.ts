@@ -1,6 +1,19 @@
 /** Decoding audio with the real ffmpeg/ffprobe (Debian's), for format tests. */
 import { spawnSync } from 'node:child_process';
 
+/**
+ * Whether ffmpeg and ffprobe run here. Tests that decode with them are skipped without them, and
+ * say so in their name (`sh scripts/test-deps.sh` installs both).
+ */
+export const FFMPEG = (() => {
+  const available = ['ffmpeg', 'ffprobe'].every((tool) => spawnSync(tool, ['-version']).status === 0);
+  return {
+    available,
+    /** Appended to a test's name: why it was skipped, when it was. */
+    note: available ? '' : ' (skipped: ffmpeg/ffprobe not installed; sh scripts/test-deps.sh installs them)',
+  };
+})();
+
 /** ffmpeg's input options for headerless formats. */
 const RAW_INPUT: Record<string, (rate: number) => string[]> = {
   pcm: (rate) => ['-f', 's16le', '-ar', String(rate), '-ac', '1'],

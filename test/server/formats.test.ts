@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FORMATS, type AudioFormat } from '../../protocol/formats.ts';
-import { CODEC_NAMES, adtsFrames, decode, mp3Frames, oggPages, probe } from './audio-tools.ts';
+import { CODEC_NAMES, FFMPEG, adtsFrames, decode, mp3Frames, oggPages, probe } from './audio-tools.ts';
 import { TestClient, requestsOf, startServer, type TestServer } from './harness.ts';
 
 let server: TestServer;
@@ -45,7 +45,7 @@ const combos = (Object.keys(FORMATS) as AudioFormat[]).flatMap((format) =>
   (FORMATS[format].rates as readonly number[]).map((rate) => [format, rate] as const),
 );
 
-describe('POST /invocations in every format and sample rate', () => {
+describe.skipIf(!FFMPEG.available)(`POST /invocations in every format and sample rate${FFMPEG.note}`, () => {
   it.each(combos)('%s at %i Hz decodes to the same duration', async (format, rate) => {
     const res = await post({ text: TEXT, format, sample_rate: rate });
     expect(res.status).toBe(200);
@@ -113,7 +113,7 @@ describe('POST /invocations in every format and sample rate', () => {
   });
 });
 
-describe('WS messages are whole frames', () => {
+describe.skipIf(!FFMPEG.available)(`WS messages are whole frames${FFMPEG.note}`, () => {
   const framed: [AudioFormat, (b: Uint8Array) => Uint8Array[] | null][] = [
     ['mp3', mp3Frames],
     ['aac', adtsFrames],
@@ -172,7 +172,7 @@ describe('WS messages are whole frames', () => {
   });
 });
 
-describe('SSE transport', () => {
+describe.skipIf(!FFMPEG.available)(`SSE transport${FFMPEG.note}`, () => {
   function parseSse(text: string): { event: string; data: Record<string, unknown> }[] {
     return text
       .split('\n\n')

@@ -8,6 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FFMPEG } from '../server/audio-tools.ts';
 import {
   MP3_SAMPLE_RATES,
   Mp3Encoder,
@@ -399,7 +400,7 @@ describe('OggWriter', () => {
   });
 });
 
-describe('OpusEncoder (Ogg Opus)', () => {
+describe.skipIf(!FFMPEG.available)(`OpusEncoder (Ogg Opus)${FFMPEG.note}`, () => {
   it('rejects rates Opus does not encode at', () => {
     expect(() => new OpusEncoder({ sampleRate: 22050 })).toThrow(RangeError);
     expect(() => new OpusEncoder({ sampleRate: 44100 })).toThrow(RangeError);
@@ -560,7 +561,7 @@ describe('OpusEncoder (Ogg Opus)', () => {
   });
 });
 
-describe('Mp3Encoder', () => {
+describe.skipIf(!FFMPEG.available)(`Mp3Encoder${FFMPEG.note}`, () => {
   it('picks the nearest bitrate the encoder can write at each rate', () => {
     expect(mp3Bitrates(48000)).not.toContain(16);
     expect(nearestMp3Bitrate(8000, 128_000)).toBe(64_000); // MPEG-2.5: LAME stops at 64

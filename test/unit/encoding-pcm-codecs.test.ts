@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { FFMPEG } from '../server/audio-tools.ts';
 import { FlacEncoder } from '../../model/audio/flac.ts';
 import { MulawEncoder, decodeMulaw, encodeMulaw } from '../../model/audio/mulaw.ts';
 import { Resampler } from '../../model/audio/resample.ts';
@@ -214,7 +215,7 @@ describe('Resampler', () => {
   });
 });
 
-describe('μ-law', () => {
+describe.skipIf(!FFMPEG.available)(`μ-law${FFMPEG.note}`, () => {
   const everySample = new Int16Array(65536);
   for (let i = 0; i < 65536; i++) everySample[i] = i - 32768;
   const everyCode = Uint8Array.from({ length: 256 }, (_, i) => i);
@@ -307,7 +308,7 @@ describe('μ-law', () => {
   });
 });
 
-describe('FLAC', () => {
+describe.skipIf(!FFMPEG.available)(`FLAC${FFMPEG.note}`, () => {
   const dir = mkdtempSync(join(tmpdir(), 'flac-test-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
