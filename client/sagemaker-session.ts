@@ -1,0 +1,312 @@
+/**
+ * Many synthesis requests over one `InvokeEndpointWithBidirectionalStream` call (the SageMaker
+ * Runtime HTTP/2 service), the same shape as a WebSocket session with the container.
+ */
+import { concatBytes } from '../protocol/bytes.ts';
+import { decodeControlFrame } from '../protocol/frames.ts';
+import { requestMessage, type SynthesisOptions } from '../protocol/request.ts';
+import { AsyncQueue } from './async-queue.ts';
+import { RequestTracker } from './attribution.ts';
+import type { TtsEvent } from './events.ts';
+import {
+  HTTP2_SDK_PACKAGE,
+  encoder,
+  errorText,
+  faultFromEvent,
+  faultFromException,
+  isAsyncIterable,
+  toBytes,
+  type BidiCommandFactory,
+  type BidiInvokeInput,
+  type BidiInvokeOutput,
+  type BidiPayloadPart,
+  type BidiRequestEvent,
+  type BidiResponseEvent,
+  type BidiStreamClient,
+} from './sagemaker-stream.ts';
+
+/** Options of {@link SageMakerTtsSession.connect}. */
+export interface SageMakerSessionOptions {
+  readonly endpointName: string;
+  /** Used only when the client is created here; otherwise the SDK's usual region resolution applies. */
+  readonly region?: string;
+  readonly targetVariant?: string;
+  /** Path of the container's WebSocket route; SageMaker's default is used when absent. */
+  readonly modelInvocationPath?: string;
+  readonly modelQueryString?: string;
+  /** A `SageMakerRuntimeHTTP2Client` (or a fake); created from the optional SDK package when absent. */
+  readonly client?: BidiStreamClient;
+  /** Wraps the input into a command; `new InvokeEndpointWithBidirectionalStreamCommand(input)` when absent. */
+  readonly commandFactory?: BidiCommandFactory;
+}
+
+interface Http2Sdk {
+  readonly SageMakerRuntimeHTTP2Client: new (config: { region?: string }) => BidiStreamClient;
+  readonly InvokeEndpointWithBidirectionalStreamCommand: new (input: BidiInvokeInput) => object;
+}
+
+/** Loads the optional HTTP/2 SDK package, with an error that says how to get it. */
+async function loadHttp2Sdk(): Promise<Http2Sdk> {
+  // A variable specifier keeps TypeScript and bundlers from requiring the package at build time.
+  const specifier: string = HTTP2_SDK_PACKAGE;
+  let mod: Partial<Http2Sdk>;
+  try {
+    mod = (await import(/* @vite-ignore */ specifier)) as Partial<Http2Sdk>;
+  } catch (err) {
+    throw new Error(
+      `The SageMaker bidirectional streaming client needs the ${HTTP2_SDK_PACKAGE} package, which could ` +
+        `not be loaded (${errorText(err)}). Install it with \`npm install ${HTTP2_SDK_PACKAGE}\`, or pass ` +
+        '`client` and `commandFactory` to SageMakerTtsSession.connect().',
+      { cause: err },
+    );
+  }
+  if (
+    typeof mod.SageMakerRuntimeHTTP2Client !== 'function' ||
+    typeof mod.InvokeEndpointWithBidirectionalStreamCommand !== 'function'
+  ) {
+    throw new Error(
+      `${HTTP2_SDK_PACKAGE} was loaded but does not export SageMakerRuntimeHTTP2Client and ` +
+        'InvokeEndpointWithBidirectionalStreamCommand; pass `client` and `commandFactory` instead.',
+    );
+  }
+  return mod as Http2Sdk;
+}
+
+/**
+ * Many synthesis requests over one SageMaker bidirectional stream, answered strictly in order. Every
+ * message goes out as one `BINARY` payload part (SageMaker hands it to the container as a binary
+ * WebSocket frame); the response parts are reassembled into the container's frames and turned into
+ * {@link TtsEvent}s.
+ *
+ * @example
+ * ```ts
+ * const session = await SageMakerTtsSession.connect({ endpointName: 'kokoro', region: 'us-east-1' });
+ * session.send('Hello there.', { voice: 'af_heart' });
+ * const closing = session.close();
+ * for await (const event of session.events()) if (event.type === 'audio') play(event.bytes);
+ * await closing;
+ * ```
+ */
+export class SageMakerTtsSession {
+  readonly #requests = new AsyncQueue<BidiRequestEvent>();
+  readonly #events = new AsyncQueue<TtsEvent>();
+  readonly #abort = new AbortController();
+  /** Which request each frame belongs to (the same rule as the WebSocket session). */
+  readonly #tracker = new RequestTracker();
+  #fragments: Uint8Array[] = [];
+  #fragmentType: string | undefined;
+  #closing = false;
+  #finished = false;
+  #eventsTaken = false;
+  #ownedClient: BidiStreamClient | undefined;
+  #done!: Promise<void>;
+
+  private constructor() {}
+
+  /**
+   * Opens the bidirectional stream. Resolves once the SDK has started reading the request stream (or
+   * the response has begun), so requests can be sent at once; a failure before that (credentials, a
+   * missing SDK package) rejects. Failures after it arrive as an `error` event followed by `closed`.
+   */
+  static async connect(options: SageMakerSessionOptions): Promise<SageMakerTtsSession> {
+    let { client, commandFactory } = options;
+    let owned: BidiStreamClient | undefined;
+    if (!client || !commandFactory) {
+      const sdk = await loadHttp2Sdk();
+      if (!client) {
+        client = owned = new sdk.SageMakerRuntimeHTTP2Client(
+          options.region !== undefined ? { region: options.region } : {},
+        );
+      }
+      commandFactory ??= (input) => new sdk.InvokeEndpointWithBidirectionalStreamCommand(input);
+    }
+
+    const session = new SageMakerTtsSession();
+    session.#ownedClient = owned;
+    let markPulled!: () => void;
+    const pulled = new Promise<void>((resolve) => {
+      markPulled = resolve;
+    });
+    const input: BidiInvokeInput = {
+      EndpointName: options.endpointName,
+      ...(options.targetVariant !== undefined ? { TargetVariant: options.targetVariant } : {}),
+      ...(options.modelInvocationPath !== undefined
+        ? { ModelInvocationPath: options.modelInvocationPath }
+        : {}),
+      ...(options.modelQueryString !== undefined ? { ModelQueryString: options.modelQueryString } : {}),
+      Body: session.#requestBody(markPulled),
+    };
+
+    let response: Promise<unknown>;
+    try {
+      response = client.send(commandFactory(input), { abortSignal: session.#abort.signal });
+    } catch (err) {
+      owned?.destroy?.();
+      throw err;
+    }
+    // Never wait for the response alone: an implementation may hold it back until the first message.
+    const opened = await Promise.race([
+      pulled.then(() => ({ ok: true as const })),
+      response.then(
+        () => ({ ok: true as const }),
+        (err: unknown) => ({ ok: false as const, err }),
+      ),
+    ]);
+    if (!opened.ok) {
+      session.#requests.end();
+      owned?.destroy?.();
+      throw opened.err;
+    }
+    session.#done = session.#pump(response);
+    return session;
+  }
+
+  /** True once `close()` or `abort()` was called or the stream ended. */
+  get closed(): boolean {
+    return this.#closing || this.#finished;
+  }
+
+  /**
+   * Queues one request and returns its id at once; it never waits for earlier answers.
+   * @throws Error when the session is closing or closed.
+   */
+  send(text: string, options: SynthesisOptions = {}): string {
+    if (this.closed) throw new Error('the session is closed; connect a new one');
+    const message = requestMessage(text, options, globalThis.crypto.randomUUID());
+    this.#tracker.sent(message.request_id!);
+    this.#sendJson(message);
+    return message.request_id!;
+  }
+
+  /**
+   * The session's events in arrival order, ending after `closed`. There is one reader: calling this
+   * twice throws. Events are buffered until read.
+   */
+  events(): AsyncIterableIterator<TtsEvent> {
+    if (this.#eventsTaken) throw new Error('events() may be called once per session');
+    this.#eventsTaken = true;
+    const queue = this.#events;
+    return {
+      next: () => queue.next(),
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+  }
+
+  /**
+   * Sends `{"type":"close"}` (the server finishes every request sent before it, then closes) and
+   * resolves when the response stream has ended. The request stream is ended after that, so no
+   * answer is lost if the service treats the end of the request stream as a disconnect.
+   */
+  async close(): Promise<void> {
+    if (this.#finished) return;
+    if (!this.#closing) {
+      this.#sendJson({ type: 'close' });
+      this.#closing = true;
+    }
+    await this.#done;
+  }
+
+  /** Stops at once: cancels the call, drops unanswered requests and emits `closed` with reason `aborted`. */
+  abort(): void {
+    if (this.#finished) return;
+    this.#closing = true;
+    this.#finish('aborted');
+    this.#abort.abort();
+  }
+
+  #sendJson(message: object): void {
+    this.#requests.push({
+      PayloadPart: {
+        Bytes: encoder.encode(JSON.stringify(message)),
+        DataType: 'BINARY',
+        CompletionState: 'COMPLETE',
+      },
+    });
+  }
+
+  async *#requestBody(markPulled: () => void): AsyncGenerator<BidiRequestEvent> {
+    markPulled();
+    for (;;) {
+      const next = await this.#requests.next();
+      if (next.done) return;
+      yield next.value;
+    }
+  }
+
+  async #pump(response: Promise<unknown>): Promise<void> {
+    try {
+      const output = (await response) as BidiInvokeOutput | undefined;
+      const body: unknown = output?.Body;
+      if (!isAsyncIterable<BidiResponseEvent>(body)) {
+        throw new Error('the InvokeEndpointWithBidirectionalStream response has no Body event stream');
+      }
+      for await (const event of body) {
+        if (this.#finished) return;
+        const fault = faultFromEvent(event);
+        if (fault) {
+          this.#fail(fault.code, fault.message);
+          return;
+        }
+        if (event.PayloadPart) this.#onPart(event.PayloadPart);
+        // Members added to the union later are ignored, as unknown control types are.
+      }
+      this.#finish(this.#closing ? 'closed' : 'the response stream ended');
+    } catch (err) {
+      if (this.#finished) return;
+      const fault = faultFromException(err);
+      if (fault) this.#fail(fault.code, fault.message);
+      else this.#fail('transport_error', `the SageMaker stream failed: ${errorText(err)}`);
+    } finally {
+      // The request stream stays open until here: see close().
+      this.#requests.end();
+      this.#ownedClient?.destroy?.();
+    }
+  }
+
+  #onPart(part: BidiPayloadPart): void {
+    this.#fragments.push(toBytes(part.Bytes));
+    this.#fragmentType ??= part.DataType;
+    if (part.CompletionState === 'PARTIAL') return;
+    const payload = concatBytes(this.#fragments);
+    const dataType = this.#fragmentType;
+    this.#fragments = [];
+    this.#fragmentType = undefined;
+    this.#onMessage(payload, dataType);
+  }
+
+  #onMessage(payload: Uint8Array, dataType: string | undefined): void {
+    const control = decodeControlFrame(payload);
+    if (control) {
+      this.#onControl(control);
+      return;
+    }
+    // A UTF8 part is a text frame, so control by transport; one that is not a JSON object is unreadable.
+    if (dataType === 'UTF8') return;
+    this.#emit(this.#tracker.audio(payload));
+  }
+
+  #onControl(message: Record<string, unknown>): void {
+    const event = this.#tracker.control(message);
+    if (event) this.#emit(event);
+  }
+
+  #emit(event: TtsEvent): void {
+    if (!this.#finished) this.#events.push(event);
+  }
+
+  #fail(code: string, message: string): void {
+    this.#emit({ type: 'error', code, message });
+    this.#finish(message);
+    this.#abort.abort();
+  }
+
+  #finish(reason: string): void {
+    if (this.#finished) return;
+    this.#events.push({ type: 'closed', reason });
+    this.#finished = true;
+    this.#events.end();
+    this.#requests.end();
+  }
+}
