@@ -16,7 +16,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { IncrementalSentenceChunker, TtsSession, readSse } from '../client/index.ts';
-import { writeStandinModelDir } from './make-standin-model.ts';
+import { writeStandinModelDir } from './lib/standin-model.ts';
 import { timePost } from './lib/http-timing.ts';
 import { startServerProcess } from './lib/server-process.ts';
 import { markdownTable, median, replaceReadmeBlock, round } from './lib/stats.ts';

@@ -14,7 +14,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
-import { writeStandinModelDir } from './make-standin-model.ts';
+import { writeStandinModelDir } from './lib/standin-model.ts';
 import { timePost } from './lib/http-timing.ts';
 import { startServerProcess, type ServerProcess } from './lib/server-process.ts';
 import { markdownTable, median, quantile, replaceReadmeBlock, round } from './lib/stats.ts';

@@ -28,7 +28,7 @@ import { createEngine } from '../model/engine.ts';
 import { SAMPLE_RATE } from '../model/kokoro/constants.ts';
 import { engineOptions, parseConfig } from '../server/config.ts';
 import { PARAGRAPH } from './bench.ts';
-import { writeStandinModelDir } from './make-standin-model.ts';
+import { writeStandinModelDir } from './lib/standin-model.ts';
 import { startServerProcess, type ServerProcess } from './lib/server-process.ts';
 import { markdownTable, median, quantile, round, replaceReadmeBlock } from './lib/stats.ts';
 import { intFlag, isMain } from './lib/cli.ts';

@@ -10,7 +10,7 @@ import { createEngine, type EngineOptions } from '../../dist/model/engine.js';
 import { ModelDirError } from '../../dist/model/kokoro/model-dir.js';
 import { parseConfig } from '../../dist/server/config.js';
 import { parseOptions } from '../../dist/server/request.js';
-import { writeStandinModelDir } from '../../scripts/make-standin-model.ts';
+import { writeStandinModelDir } from '../../scripts/lib/standin-model.ts';
 import { STANDIN_MODEL_DIR } from './harness.ts';
 
 const dirs: string[] = [];

@@ -11,7 +11,7 @@ import {
   buildStandinModel,
   buildVoice,
   writeStandinModelDir,
-} from '../../scripts/make-standin-model.ts';
+} from '../../scripts/lib/standin-model.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURE = path.join(ROOT, 'test/fixtures/standin-model');
