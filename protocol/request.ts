@@ -7,6 +7,8 @@ import type { AudioFormat } from './formats.ts';
 export const SPEED_MIN = 0.5;
 export const SPEED_MAX = 2.0;
 export const MAX_REQUEST_ID_CHARS = 128;
+/** A voice id or a blend of up to 8 (`af_bella(0.25)+…`) fits in this many characters. */
+export const MAX_VOICE_SPEC_CHARS = 256;
 export const TRANSPORTS = ['binary', 'sse'] as const;
 export type Transport = (typeof TRANSPORTS)[number];
 

@@ -19,6 +19,7 @@ import {
   type LanguageCode,
   type VoiceId,
 } from './constants.ts';
+import { MAX_VOICE_SPEC_CHARS } from '../../protocol/request.ts';
 
 export const MAX_BLEND_VOICES = 8;
 
@@ -39,15 +40,30 @@ export class VoiceSpecError extends Error {
   }
 }
 
-// A name with an optional weight in parentheses; weights are plain decimals (no "0x10", "1e3").
-const PART = /^([^()]*?)\s*(?:\(([^()]*)\))?$/;
+// Weights are plain decimals (no "0x10", "1e3").
 const WEIGHT = /^\s*(?:\d+(?:\.\d*)?|\.\d+)\s*$/;
+
+/** One item of a blend: `name` or `name(weight)`; anything else is taken whole as a (wrong) name. */
+function splitItem(item: string): { id: string; weight?: string } {
+  const open = item.indexOf('(');
+  const close = item.indexOf(')');
+  if (open < 0) return { id: item };
+  if (close !== item.length - 1 || item.indexOf('(', open + 1) >= 0) return { id: item };
+  return { id: item.slice(0, open).trimEnd(), weight: item.slice(open + 1, close) };
+}
 
 /**
  * Parses a voice spec into normalized parts. Pure: it checks syntax, ids against the published
- * list and weights, but not whether the files are present (see VoiceCatalog.resolve).
+ * list and weights, but not whether the files are present (see VoiceCatalog.resolve). Bounded and
+ * linear: a spec longer than MAX_VOICE_SPEC_CHARS is refused before it is looked at.
  */
 export function parseVoiceSpec(spec: string): VoicePart[] {
+  if (spec.length > MAX_VOICE_SPEC_CHARS) {
+    throw new VoiceSpecError(
+      'syntax',
+      `voice is ${spec.length} characters long; a voice id or a blend of up to ${MAX_BLEND_VOICES} voices takes at most ${MAX_VOICE_SPEC_CHARS}`,
+    );
+  }
   const raw = spec.trim();
   if (raw === '') throw new VoiceSpecError('syntax', 'voice must not be empty');
   const items = raw.split('+').map((s) => s.trim());
@@ -59,16 +75,15 @@ export function parseVoiceSpec(spec: string): VoicePart[] {
   }
   const weights = new Map<VoiceId, number>();
   for (const item of items) {
-    const m = PART.exec(item);
-    const id = m?.[1] ?? item;
+    const { id, weight: weightText } = splitItem(item);
     if (!isVoiceId(id)) throw unknownVoice(id);
     let weight = 1;
-    if (m?.[2] !== undefined) {
-      weight = WEIGHT.test(m[2]) ? Number(m[2]) : NaN;
+    if (weightText !== undefined) {
+      weight = WEIGHT.test(weightText) ? Number(weightText) : NaN;
       if (!Number.isFinite(weight) || weight <= 0) {
         throw new VoiceSpecError(
           'syntax',
-          `Weight ${JSON.stringify(m[2])} of voice ${id} should be a positive finite number, as in af_bella(2)+af_sky(1)`,
+          `Weight ${JSON.stringify(weightText.slice(0, 40))} of voice ${id} should be a positive finite number, as in af_bella(2)+af_sky(1)`,
         );
       }
     }

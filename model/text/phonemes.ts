@@ -21,7 +21,8 @@ export function isSupportedLanguage(lang: string): boolean {
 // Kept verbatim between phonemized pieces; every one of these is in Kokoro's vocabulary or is
 // mapped to a character that is (see normalize.ts).
 const PUNCTUATION = ';:,.!?¡¿—…"«»“”()';
-const PUNCTUATION_RUN = new RegExp(`(\\s*[${PUNCTUATION.replace(/[-\\\]^]/g, '\\$&')}]+\\s*)+`, 'g');
+const isPunctuation = (ch: string | undefined): boolean => ch !== undefined && PUNCTUATION.includes(ch);
+const isSpace = (ch: string | undefined): boolean => ch !== undefined && /\s/.test(ch);
 
 type Phonemize = (text: string, language: string) => Promise<string[]>;
 let phonemizeImpl: Phonemize | undefined;
@@ -80,16 +81,37 @@ export function adjustEspeakPhonemes(phonemes: string, lang: LanguageCode): stri
   return out.trim();
 }
 
-/** Splits text into alternating word runs and punctuation runs, keeping both. */
+/**
+ * Splits text into alternating word runs and punctuation runs, keeping both. A punctuation run is
+ * punctuation with the white space around it, and further punctuation after that white space
+ * (`", - "`). One pass, each character looked at a bounded number of times: linear in the text.
+ */
 export function splitOnPunctuation(text: string): { text: string; punctuation: boolean }[] {
   const parts: { text: string; punctuation: boolean }[] = [];
-  let last = 0;
-  for (const match of text.matchAll(PUNCTUATION_RUN)) {
-    if (match.index > last) parts.push({ text: text.slice(last, match.index), punctuation: false });
-    parts.push({ text: match[0], punctuation: true });
-    last = match.index + match[0].length;
+  const n = text.length;
+  let wordStart = 0;
+  let i = 0;
+  while (i < n) {
+    if (!isPunctuation(text[i])) {
+      i++;
+      continue;
+    }
+    // The run takes the white space just before it (never before the current word run began).
+    let start = i;
+    while (start > wordStart && isSpace(text[start - 1])) start--;
+    let end = i;
+    for (;;) {
+      while (end < n && isPunctuation(text[end])) end++;
+      let k = end;
+      while (k < n && isSpace(text[k])) k++;
+      end = k;
+      if (!isPunctuation(text[k])) break;
+    }
+    if (start > wordStart) parts.push({ text: text.slice(wordStart, start), punctuation: false });
+    parts.push({ text: text.slice(start, end), punctuation: true });
+    wordStart = i = end;
   }
-  if (last < text.length) parts.push({ text: text.slice(last), punctuation: false });
+  if (wordStart < n) parts.push({ text: text.slice(wordStart), punctuation: false });
   return parts;
 }
 

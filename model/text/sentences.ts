@@ -96,6 +96,9 @@ const ABBREVIATIONS = new Set([
   'a.k.a',
 ]);
 
+/** Longer than any entry of ABBREVIATIONS: a longer word before a period is not one. */
+const MAX_ABBREVIATION_CHARS = Math.max(...[...ABBREVIATIONS].map((a) => a.length)) + 1;
+
 /** Options of {@link IncrementalSentenceChunker} and {@link splitSentences}. */
 export interface ChunkerOptions {
   /**
@@ -199,7 +202,7 @@ export class IncrementalSentenceChunker {
       const b = (this.#buffer = this.#buffer.trimStart());
       if (b === '') break;
       const early = !this.#released && this.#firstChunkMinChars > 0 ? this.#firstChunkMinChars : 0;
-      const found = findBoundary(b, final, early);
+      const found = findBoundary(b, final, early, max);
       let cut: Boundary | null = null;
       if (found.boundary) {
         cut = found.boundary.end <= max ? found.boundary : longCut(b, max);
@@ -240,14 +243,20 @@ export function splitSentences(text: string, options?: ChunkerOptions): string[]
  * comma) is not confirmed until that text has arrived: deciding early could differ from deciding on
  * the whole text. With `earlyMin` > 0, a clause mark closing at least that many characters is a
  * boundary too.
+ *
+ * Only the first `limit + 1` characters are searched (runs of stops and closers too): a chunk
+ * ending later would be cut at the limit anyway, and scanning a whole long buffer for every chunk
+ * would make splitting quadratic. A boundary reported past `limit` stands for "cut at the limit".
  */
-function findBoundary(b: string, final: boolean, earlyMin: number): Found {
-  for (let i = 0; i < b.length; i++) {
+function findBoundary(b: string, final: boolean, earlyMin: number, limit: number): Found {
+  const beyond = { boundary: { end: limit + 1, next: limit + 1 } };
+  for (let i = 0; i < b.length && i <= limit; i++) {
     const ch = b[i]!;
     if (ch === '\n') return { boundary: { end: i, next: i + 1 } };
     if (CJK_STOPS.includes(ch)) {
       let j = i + 1;
-      while (j < b.length && (CJK_STOPS.includes(b[j]!) || CLOSERS.includes(b[j]!))) j++;
+      while (j < b.length && j <= limit && (CJK_STOPS.includes(b[j]!) || CLOSERS.includes(b[j]!))) j++;
+      if (j > limit) return beyond;
       if (j === b.length && !final) return { pendingEnd: j };
       return { boundary: { end: j, next: j } };
     }
@@ -258,8 +267,9 @@ function findBoundary(b: string, final: boolean, earlyMin: number): Found {
     }
     if (!STOPS.includes(ch)) continue;
     let j = i + 1;
-    while (j < b.length && STOPS.includes(b[j]!)) j++;
-    while (j < b.length && CLOSERS.includes(b[j]!)) j++;
+    while (j < b.length && j <= limit && STOPS.includes(b[j]!)) j++;
+    while (j < b.length && j <= limit && CLOSERS.includes(b[j]!)) j++;
+    if (j > limit) return beyond;
     if (j === b.length) {
       if (final) return { boundary: { end: j, next: j } };
       return { pendingEnd: j }; // more stops, closers or a space may follow
@@ -286,9 +296,10 @@ function endsSentence(b: string, stopAt: number, stopRun: string, nextChar: stri
   // A lower-case continuation ("e.g. apples", "wait... what") is the same sentence.
   if (nextChar !== nextChar.toUpperCase() && nextChar === nextChar.toLowerCase()) return false;
   if (stopRun[0] !== '.' || stopRun.startsWith('..')) return true;
-  // The word before the period: letters and inner dots ("e.g", "U.S", "Dr").
+  // The word before the period: letters and inner dots ("e.g", "U.S", "Dr"). Only the last few
+  // characters matter (no abbreviation is longer), so a long run is not scanned for every stop.
   let w = stopAt;
-  while (w > 0 && /[\p{L}.]/u.test(b[w - 1]!)) w--;
+  while (w > 0 && stopAt - w <= MAX_ABBREVIATION_CHARS && /[\p{L}.]/u.test(b[w - 1]!)) w--;
   const word = b.slice(w, stopAt);
   if (word === '') return true;
   if (ABBREVIATIONS.has(word.toLowerCase())) return false;

@@ -1,0 +1,69 @@
+/**
+ * Parsers of client input run in linear time: a hostile 100 KB input must not cost more than about
+ * ten times a 10 KB one (a quadratic parser costs a hundred times, and blocks the event loop or a
+ * worker for seconds). Asserted as a ratio of times measured side by side, never as a time.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseVoiceSpec } from '../../model/kokoro/voices.ts';
+import { normalizeText } from '../../model/text/normalize.ts';
+import { splitOnPunctuation } from '../../model/text/phonemes.ts';
+import { IncrementalSentenceChunker, splitSentences } from '../../model/text/sentences.ts';
+import { keepKnownPhonemes, splitPhonemes } from '../../model/text/tokens.ts';
+import { codePointLength } from '../../protocol/request.ts';
+
+/** Adversarial inputs of about n characters. */
+const INPUTS: Record<string, (n: number) => string> = {
+  'a run of spaces': (n) => `a${' '.repeat(n)}b`,
+  'a run of +': (n) => '+'.repeat(n),
+  'a run of (': (n) => '('.repeat(n),
+  'a run of digits': (n) => '1'.repeat(n),
+  'a run of dots': (n) => '.'.repeat(n),
+  'digits and dots': (n) => '1.'.repeat(n / 2),
+  'digits and commas': (n) => '1,'.repeat(n / 2),
+  abbreviations: (n) => 'Dr. '.repeat(n / 4),
+  'initials without spaces': (n) => 'A.'.repeat(n / 2),
+  'mixed scripts': (n) => 'aé中ع1. '.repeat(n / 7),
+  'closing quotes': (n) => `a, ${'"'.repeat(n)}`,
+};
+
+/** Every parser that sees client text or fields before (or in) the model's front end. */
+const PARSERS: Record<string, (input: string) => unknown> = {
+  'voice spec': (input) => {
+    try {
+      parseVoiceSpec(input);
+    } catch {
+      // refused: what matters is how long it took
+    }
+  },
+  'sentence splitter': (input) => splitSentences(input),
+  'streaming chunker (1 KB fragments)': (input) => {
+    const chunker = new IncrementalSentenceChunker({ firstChunkMinChars: 24 });
+    for (let i = 0; i < input.length; i += 1024) chunker.feed(input.slice(i, i + 1024));
+    return chunker.flush();
+  },
+  normalizer: (input) => normalizeText(input, 'a'),
+  'phonemizer input split': (input) => splitOnPunctuation(input),
+  'phoneme filter and split': (input) => splitPhonemes(keepKnownPhonemes(input)),
+  'code point count': (input) => codePointLength(input),
+};
+
+/** Best of five, in milliseconds, and never below 1 ms: below that, timer noise would decide. */
+function time(run: () => unknown): number {
+  let best = Infinity;
+  for (let i = 0; i < 5; i++) {
+    const started = performance.now();
+    run();
+    best = Math.min(best, performance.now() - started);
+  }
+  return Math.max(best, 1);
+}
+
+describe.each(Object.entries(PARSERS))('%s', (_name, parse) => {
+  it.each(Object.entries(INPUTS))('grows linearly on %s (100 KB / 10 KB ≤ 20)', (_input, make) => {
+    const small = make(10_000);
+    const large = make(100_000);
+    parse(small); // warm up the code paths first
+    const ratio = time(() => parse(large)) / time(() => parse(small));
+    expect(ratio).toBeLessThanOrEqual(20);
+  });
+});
