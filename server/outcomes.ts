@@ -43,6 +43,20 @@ export function recordRefusal(
   else log.info({ code, requestId }, 'request refused');
 }
 
+/**
+ * Counts a request whose client went away before its answer was complete: `client_gone`, never an
+ * internal error (nothing failed on the server, and an operator should not be paged for it).
+ */
+export function recordClientGone(
+  log: FastifyBaseLogger,
+  metrics: Metrics,
+  requestId: string,
+  route: 'http' | 'ws',
+): void {
+  metrics.errors.inc({ code: 'client_gone' });
+  log.info({ requestId, route }, 'client went away before the answer was complete');
+}
+
 /** True for the cancellation of work whose client went away: not an error to report. */
 export function isCancelled(err: unknown): boolean {
   return err instanceof SynthesisError && err.kind === 'cancelled';

@@ -10,7 +10,7 @@ import type { Config } from './config.ts';
 import { toErrorBody, ttsError, withRequestId } from './errors.ts';
 import type { Drainable, Lifecycle } from './lifecycle.ts';
 import { parseOptions, peekRequestId } from './request.ts';
-import { isCancelled, recordCompletion, recordRefusal } from './outcomes.ts';
+import { isCancelled, recordClientGone, recordCompletion, recordRefusal } from './outcomes.ts';
 import type { ControlFrame } from '../protocol/frames.ts';
 
 /** Above this many unsent bytes, sending waits for the socket to drain. */
@@ -107,6 +107,8 @@ export class Session implements Drainable {
   #draining = false;
   #overflow = 0;
   #current: AbortController | undefined;
+  /** The request being synthesized, while #current is set. */
+  #currentId: string | undefined;
   #untrack: () => void;
   #idle: (() => void)[] = [];
 
@@ -233,6 +235,7 @@ export class Session implements Drainable {
   ): Promise<void> {
     const controller = new AbortController();
     this.#current = controller;
+    this.#currentId = options.requestId;
     try {
       await this.#sendControl({ type: 'synthesis_start', request_id: options.requestId });
       const run = engine.synthesize(
@@ -266,6 +269,7 @@ export class Session implements Drainable {
       });
     } finally {
       this.#current = undefined;
+      this.#currentId = undefined;
     }
   }
 
@@ -303,6 +307,9 @@ export class Session implements Drainable {
   #onGone(code: number): void {
     if (this.#gone) return;
     this.#gone = true;
+    if (this.#current && this.#currentId !== undefined) {
+      recordClientGone(this.#log, this.#deps.lifecycle.metrics, this.#currentId, 'ws');
+    }
     this.#current?.abort();
     this.#queue.length = 0;
     this.#untrack();

@@ -12,7 +12,7 @@ import type { Config } from '../config.ts';
 import { toErrorBody, ttsError, withRequestId } from '../errors.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import { PlainText, parseOptions, peekRequestId, type SynthesisOptions } from '../request.ts';
-import { isCancelled, recordCompletion } from '../outcomes.ts';
+import { isCancelled, recordClientGone, recordCompletion } from '../outcomes.ts';
 
 const HEADER_SAFE = /^[\x20-\x7e]+$/;
 
@@ -59,7 +59,9 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
     });
     reply.raw.on('close', () => {
       ended();
-      if (!reply.raw.writableFinished) controller.abort();
+      if (reply.raw.writableFinished) return;
+      controller.abort();
+      recordClientGone(log, lifecycle.metrics, options.requestId, 'http');
     });
     // Only ids that are valid header text go into the header (the body of errors carries any id).
     if (HEADER_SAFE.test(options.requestId)) reply.header('x-request-id', options.requestId);

@@ -42,3 +42,44 @@ describe('hostile fields', () => {
     client.close();
   });
 });
+
+describe('clients that go away', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ KOKORO_WORKERS: '1' });
+  });
+  afterAll(() => server.close());
+
+  /** The value of `tts_errors_total{code="…"}` in /metrics (0 when absent). */
+  async function errorsCounted(code: string): Promise<number> {
+    const text = await (await fetch(`${server.http}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith(`tts_errors_total{code="${code}"}`));
+    return line === undefined ? 0 : Number(line.split(' ').pop());
+  }
+
+  it('a client that disconnects mid-answer (POST, SSE, WebSocket) is counted as client_gone, not as a server error', async () => {
+    const long = Array.from({ length: 20 }, (_, i) => `Sentence ${i + 1} of a long answer.`).join(' ');
+    for (const transport of ['binary', 'sse'] as const) {
+      const controller = new AbortController();
+      const response = await fetch(`${server.http}/invocations`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text: long, format: 'pcm', transport }),
+        signal: controller.signal,
+      });
+      const reader = response.body!.getReader();
+      await reader.read(); // the first audio has arrived
+      controller.abort();
+      await reader.cancel().catch(() => {});
+    }
+    await expect.poll(() => errorsCounted('client_gone'), { timeout: 10_000 }).toBe(2);
+    // A WebSocket client that drops the connection mid-request, too.
+    const client = await TestClient.open(server.ws);
+    client.send({ text: long });
+    await client.until((c) => c.frames.some((f) => f.kind === 'audio'), 'first audio');
+    client.socket.terminate();
+    await expect.poll(() => errorsCounted('client_gone'), { timeout: 10_000 }).toBe(3);
+    expect(await errorsCounted('internal_error')).toBe(0);
+    expect((await fetch(`${server.http}/ping`)).status).toBe(200);
+  });
+});
