@@ -43,6 +43,8 @@ export interface Config {
   readonly wsMaxPending: number;
   /** Bytes of messages a WebSocket session may have waiting, so memory stays bounded. */
   readonly wsMaxPendingBytes: number;
+  /** A session with no message and no ping for this many seconds is closed (1000, "idle"); 0: never. */
+  readonly wsIdleTimeoutS: number;
   /** Sentences waiting for a worker, across all sessions, before new requests get `busy`. */
   readonly maxQueuedJobs: number;
   /** Seconds given to requests in flight after SIGTERM (SageMaker kills 30 s after SIGTERM). */
@@ -156,6 +158,7 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     wsMaxMessageBytes: int('WS_MAX_MESSAGE_BYTES', 4 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024),
     wsMaxPending: int('WS_MAX_PENDING', 64, 1, 10_000),
     wsMaxPendingBytes: int('WS_MAX_PENDING_BYTES', 8 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
+    wsIdleTimeoutS: int('WS_IDLE_TIMEOUT_S', 300, 0, 86_400),
     maxQueuedJobs: int('MAX_QUEUED_JOBS', 256, 1, 100_000),
     shutdownGraceS: int('SHUTDOWN_GRACE_S', 25, 0, 600),
     logLevel: oneOf<LogLevel>('LOG_LEVEL', 'info', LOG_LEVELS),

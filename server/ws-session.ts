@@ -111,14 +111,21 @@ export class Session implements Drainable {
   #currentId: string | undefined;
   #untrack: () => void;
   #idle: (() => void)[] = [];
+  /** Closes the session after WS_IDLE_TIMEOUT_S without a message or a ping from the client. */
+  #idleTimer: NodeJS.Timeout | undefined;
 
   /** Attaches the listeners at once (before any await), so no message can be missed. */
   constructor(socket: WebSocket, deps: SessionDeps) {
     this.#socket = socket;
     this.#deps = deps;
     this.#log = deps.log.child({ sessionId: this.id });
-    socket.on('message', (data) => this.#receive(toBuffer(data)));
+    socket.on('message', (data) => {
+      this.#armIdleTimer();
+      this.#receive(toBuffer(data));
+    });
+    socket.on('ping', () => this.#armIdleTimer());
     socket.on('close', (code) => this.#onGone(code));
+    this.#armIdleTimer();
     socket.on('error', (err) => this.#log.warn({ err: err.message }, 'websocket error'));
     this.#untrack = deps.lifecycle.track(this);
     this.#log.info('session opened');
@@ -304,9 +311,29 @@ export class Session implements Drainable {
     this.#socket.close(code, reason);
   }
 
+  /**
+   * (Re)starts the idle clock. Voice agents hold sessions through long silences, so the limit is
+   * generous; a session still synthesizing or holding messages is never idle.
+   */
+  #armIdleTimer(): void {
+    const seconds = this.#deps.config.wsIdleTimeoutS;
+    if (seconds === 0 || this.#gone) return;
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = setTimeout(() => {
+      if (this.#running || this.#queue.length > 0) {
+        this.#armIdleTimer();
+        return;
+      }
+      this.#log.info({ idleS: seconds }, 'closing an idle session');
+      this.#close(1000, 'idle');
+    }, seconds * 1000);
+    this.#idleTimer.unref();
+  }
+
   #onGone(code: number): void {
     if (this.#gone) return;
     this.#gone = true;
+    clearTimeout(this.#idleTimer);
     if (this.#current && this.#currentId !== undefined) {
       recordClientGone(this.#log, this.#deps.lifecycle.metrics, this.#currentId, 'ws');
     }

@@ -83,3 +83,32 @@ describe('clients that go away', () => {
     expect((await fetch(`${server.http}/ping`)).status).toBe(200);
   });
 });
+
+describe('idle sessions', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ WS_IDLE_TIMEOUT_S: '1' });
+  });
+  afterAll(() => server.close());
+
+  it('closes a session with no message and no ping with 1000 "idle"; pings and messages keep one open', async () => {
+    const idle = await TestClient.open(server.ws);
+    let reason = '';
+    idle.socket.on('close', (_code, why) => (reason = why.toString()));
+    const kept = await TestClient.open(server.ws);
+    const pinger = setInterval(() => kept.socket.ping(), 300);
+    try {
+      await idle.until((c) => c.closeCode !== undefined, 'the idle close', 5_000);
+      expect(idle.closeCode).toBe(1000);
+      expect(reason).toBe('idle');
+      // The pinging session outlived the idle one and still works.
+      expect(kept.closeCode).toBeUndefined();
+      kept.send({ text: 'Still here.' });
+      await kept.untilControls('synthesis_complete', 1);
+      expect(kept.closeCode).toBeUndefined();
+    } finally {
+      clearInterval(pinger);
+      kept.close();
+    }
+  });
+});
