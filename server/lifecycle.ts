@@ -15,7 +15,14 @@ export interface Drainable {
   drain(): Promise<void>;
   /** Close now. */
   abort(): void;
+  /** What would be lost by closing now, for the log: the request in progress and those waiting. */
+  describe(): { sessionId: string; requestId?: string; queued: number };
 }
+
+/** Work still in flight when the shutdown deadline came, and was cut. */
+export type CutWork =
+  | { kind: 'ws'; sessionId: string; requestId?: string; queued: number }
+  | { kind: 'http'; requestId: string };
 
 export class Lifecycle {
   /** The app's Prometheus metrics; they read the engine and sessions from here. */
@@ -27,7 +34,8 @@ export class Lifecycle {
   #engine: Engine | undefined;
   readonly #sessions = new Set<Drainable>();
   #httpInFlight = 0;
-  readonly #httpAborts = new Set<() => void>();
+  /** POSTs in flight: how to cut each, by request id. */
+  readonly #httpAborts = new Map<() => void, string>();
   #idleWaiters: (() => void)[] = [];
 
   get state(): State {
@@ -77,9 +85,9 @@ export class Lifecycle {
    * Marks a POST in flight; call the returned function when its response has ended. `abort` is
    * called if it is still running when the shutdown grace period ends.
    */
-  beginHttp(abort: () => void): () => void {
+  beginHttp(requestId: string, abort: () => void): () => void {
     this.#httpInFlight++;
-    this.#httpAborts.add(abort);
+    this.#httpAborts.set(abort, requestId);
     let ended = false;
     return () => {
       if (ended) return;
@@ -92,9 +100,10 @@ export class Lifecycle {
 
   /**
    * Stops taking new work and waits, at most `graceMs`, for sessions and POSTs in flight to
-   * finish. Sessions still open after the grace period are closed.
+   * finish. What is still open then is cut (sessions are closed with 1001, POSTs destroyed) and
+   * returned, so the caller can log it.
    */
-  async drain(graceMs: number): Promise<void> {
+  async drain(graceMs: number): Promise<CutWork[]> {
     this.#state = 'draining';
     const sessions = [...this.#sessions];
     const drained = Promise.all([...sessions.map((s) => s.drain()), this.#whenHttpIdle()]);
@@ -104,10 +113,14 @@ export class Lifecycle {
     );
     const outcome = await Promise.race([drained.then(() => 'done' as const), timeout]);
     clearTimeout(timer);
-    if (outcome === 'timeout') {
-      for (const s of this.#sessions) s.abort();
-      for (const abort of this.#httpAborts) abort();
-    }
+    if (outcome === 'done') return [];
+    const cut: CutWork[] = [
+      ...[...this.#sessions].map((s) => ({ kind: 'ws' as const, ...s.describe() })),
+      ...[...this.#httpAborts.values()].map((requestId) => ({ kind: 'http' as const, requestId })),
+    ];
+    for (const s of this.#sessions) s.abort();
+    for (const abort of this.#httpAborts.keys()) abort();
+    return cut;
   }
 
   #whenHttpIdle(): Promise<void> {

@@ -32,6 +32,31 @@ async function ensureModel(config: Config, log: Logger): Promise<void> {
   });
 }
 
+/** Time given to close frames (1001) to reach clients before their sockets are destroyed. */
+const CLOSE_FRAME_MS = 1000;
+
+/**
+ * Closes the listener and every connection by `deadline` (epoch ms) plus the time for close frames:
+ * a client that half-sent a request, or never reads its socket, must not keep the process alive
+ * past SageMaker's SIGKILL, 30 s after SIGTERM. What remains then is destroyed, and logged.
+ */
+async function closeBy(
+  app: Awaited<ReturnType<typeof buildApp>>,
+  deadline: number,
+  log: Logger,
+): Promise<void> {
+  const closing = app.close();
+  const wait = (ms: number) =>
+    new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), ms).unref());
+  if ((await Promise.race([closing, wait(Math.max(0, deadline - Date.now()) + CLOSE_FRAME_MS)])) !== 'late')
+    return;
+  const sockets = app.websocketServer.clients.size;
+  for (const socket of app.websocketServer.clients) socket.terminate();
+  app.server.closeAllConnections();
+  log.warn({ websockets: sockets }, 'shutdown deadline: destroyed the connections still open');
+  await Promise.race([closing, wait(CLOSE_FRAME_MS)]);
+}
+
 async function main(): Promise<void> {
   let config: Config;
   try {
@@ -79,9 +104,11 @@ async function main(): Promise<void> {
       return;
     }
     stopping = true;
+    const deadline = Date.now() + config.shutdownGraceS * 1000;
     log.info({ signal, graceS: config.shutdownGraceS }, 'draining');
-    await lifecycle.drain(config.shutdownGraceS * 1000);
-    await app.close();
+    const cut = await lifecycle.drain(config.shutdownGraceS * 1000);
+    if (cut.length > 0) log.warn({ cut }, 'shutdown deadline: cut the work still in flight');
+    await closeBy(app, deadline, log);
     await engine?.dispose();
     log.info('stopped');
     process.exit(0);

@@ -150,6 +150,14 @@ export class Session implements Drainable {
     this.#close(1001, 'server shutting down');
   }
 
+  describe(): { sessionId: string; requestId?: string; queued: number } {
+    return {
+      sessionId: this.id,
+      ...(this.#currentId !== undefined ? { requestId: this.#currentId } : {}),
+      queued: this.#queue.length,
+    };
+  }
+
   #receive(data: Buffer): void {
     if (this.#closeReceived || this.#gone) return;
     const receivedAt = performance.now();

@@ -53,7 +53,7 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
 
     // Stop synthesizing for a client that went away.
     const controller = new AbortController();
-    const ended = lifecycle.beginHttp(() => {
+    const ended = lifecycle.beginHttp(options.requestId, () => {
       controller.abort();
       reply.raw.destroy();
     });

@@ -2,8 +2,11 @@
  * Attacks by a hostile or clumsy client, scaled down to run in CI, kept so that each hole stays
  * closed. Each test proves a clear answer (or a bounded cut) and that the server goes on serving.
  */
+import { request, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestClient, startServer, type TestServer } from './harness.ts';
+import { startServerProcess, type ServerProcess } from '../../scripts/lib/server-process.ts';
+import { STANDIN_MODEL_DIR, TestClient, startServer, type TestServer } from './harness.ts';
 
 describe('hostile fields', () => {
   let server: TestServer;
@@ -110,5 +113,77 @@ describe('idle sessions', () => {
       clearInterval(pinger);
       kept.close();
     }
+  });
+});
+
+describe('SIGTERM with lingering clients (SHUTDOWN_GRACE_S=2)', () => {
+  /** Exit code of the server, or 'hung' when it has not exited this long after SIGTERM. */
+  async function stopWithin(server: ServerProcess, ms: number): Promise<number | null | 'hung'> {
+    const hung = new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), ms).unref());
+    const result = await Promise.race([server.stop(), hung]);
+    if (result === 'hung') server.child.kill('SIGKILL');
+    return result;
+  }
+  const start = () =>
+    startServerProcess({
+      KOKORO_MODEL_DIR: STANDIN_MODEL_DIR,
+      KOKORO_WORKERS: '1',
+      SHUTDOWN_GRACE_S: '2',
+      LOG_LEVEL: 'info',
+    });
+  /** Stops the client side of a WebSocket from reading, as a stuck client would. */
+  const stopReading = (client: TestClient) =>
+    (client.socket as unknown as { _socket: { pause(): void } })._socket.pause();
+
+  it('a half-sent request does not hold the process past the deadline', async () => {
+    const server = await start();
+    const port = Number(new URL(server.http).port);
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      'POST /invocations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"text":',
+    );
+    try {
+      expect(await stopWithin(server, 15_000)).toBe(0);
+    } finally {
+      socket.destroy();
+    }
+  });
+
+  it('an idle WebSocket that never reads does not hold the process past the deadline', async () => {
+    const server = await start();
+    const client = await TestClient.open(server.ws);
+    stopReading(client);
+    expect(await stopWithin(server, 15_000)).toBe(0);
+    client.socket.terminate();
+  });
+
+  it('a non-reading session with queued requests and a non-reading POST are cut, logged by request id', async () => {
+    const server = await start();
+    // About 12 MB of PCM each: more than the socket buffers hold, so the server blocks on writing.
+    const long = Array.from({ length: 100 }, (_, i) => `Sentence ${i + 1} takes a while.`).join(' ');
+    const client = await TestClient.open(server.ws);
+    for (let i = 0; i < 50; i++) client.send({ text: long, request_id: `queued-${i}` });
+    await client.until((c) => c.frames.some((f) => f.kind === 'audio'), 'first audio');
+    stopReading(client);
+    const post = request(`${server.http}/invocations`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    });
+    const response = new Promise<IncomingMessage>((resolve) => post.once('response', resolve));
+    post.on('error', () => {});
+    post.end(JSON.stringify({ text: long, request_id: 'stuck-post', format: 'pcm' }));
+    (await response).pause(); // never read
+    expect(await stopWithin(server, 15_000)).toBe(0);
+    const cut = server.output
+      .map((line) => JSON.parse(line) as { msg?: string; cut?: { kind: string; requestId?: string }[] })
+      .find((line) => line.msg === 'shutdown deadline: cut the work still in flight');
+    expect(cut?.cut).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ kind: 'ws', requestId: expect.stringMatching(/^queued-/) }),
+        { kind: 'http', requestId: 'stuck-post' },
+      ]),
+    );
+    client.socket.terminate();
   });
 });
