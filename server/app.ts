@@ -60,6 +60,34 @@ function fromFastifyError(err: FastifyError, config: Config): unknown {
   }
 }
 
+/**
+ * A client that pipelines requests without reading the answers makes the server parse, run and
+ * buffer every one of them (Node reads a whole TCP chunk of requests at once). Past `limit`
+ * unanswered requests on one connection, the connection is closed instead: the requests already
+ * running finish or are cut, the rest never run.
+ */
+function limitPipelining(app: FastifyInstance, limit: number, log: FastifyBaseLogger): void {
+  const unanswered = new WeakMap<object, number>();
+  app.addHook('onRequest', async (request, reply) => {
+    const socket = request.raw.socket;
+    const count = (unanswered.get(socket) ?? 0) + 1;
+    unanswered.set(socket, count);
+    if (count <= limit) return;
+    if (count === limit + 1) {
+      log.warn(
+        { limit, remote: request.ip },
+        'closing a connection that pipelines past its limit without reading',
+      );
+    }
+    reply.hijack();
+    socket.destroy();
+  });
+  app.addHook('onResponse', async (request) => {
+    const socket = request.raw.socket;
+    unanswered.set(socket, Math.max(0, (unanswered.get(socket) ?? 1) - 1));
+  });
+}
+
 /** Seconds a refused client is told to wait (`Retry-After`): another instance can take it at once. */
 const DRAIN_RETRY_AFTER_S = '1';
 
@@ -94,6 +122,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     bodyLimit: config.maxBodyBytes,
     // Streams can be long: no request timeout; keep-alive sockets are closed on shutdown.
     requestTimeout: 0,
+    // A connection on which no byte moves either way for this long is closed: a client that stops
+    // reading a response would otherwise hold the stream (and its buffers) forever. Streams that
+    // are being read, and WebSocket sessions (upgraded), are not affected.
+    connectionTimeout: config.httpStallTimeoutS * 1000,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     requestIdHeader: 'x-amzn-requestid',
@@ -149,6 +181,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   );
 
   registerSecurity(app, config);
+  limitPipelining(app, config.httpMaxPipelined, deps.logger);
   refuseNewWorkWhileDraining(app, deps.lifecycle);
 
   await app.register(websocket, {

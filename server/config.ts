@@ -43,6 +43,10 @@ export interface Config {
   readonly wsMaxPending: number;
   /** Bytes of messages a WebSocket session may have waiting, so memory stays bounded. */
   readonly wsMaxPendingBytes: number;
+  /** Requests one HTTP connection may have unanswered at once (pipelining); past that it is closed. */
+  readonly httpMaxPipelined: number;
+  /** An HTTP connection with no byte moving either way for this long is closed (a client that never reads). */
+  readonly httpStallTimeoutS: number;
   /** A session with no message and no ping for this many seconds is closed (1000, "idle"); 0: never. */
   readonly wsIdleTimeoutS: number;
   /** Sentences waiting for a worker, across all sessions, before new requests get `busy`. */
@@ -159,6 +163,8 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     wsMaxPending: int('WS_MAX_PENDING', 64, 1, 10_000),
     wsMaxPendingBytes: int('WS_MAX_PENDING_BYTES', 8 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
     wsIdleTimeoutS: int('WS_IDLE_TIMEOUT_S', 300, 0, 86_400),
+    httpMaxPipelined: int('HTTP_MAX_PIPELINED', 16, 1, 1000),
+    httpStallTimeoutS: int('HTTP_STALL_TIMEOUT_S', 60, 1, 3600),
     maxQueuedJobs: int('MAX_QUEUED_JOBS', 256, 1, 100_000),
     shutdownGraceS: int('SHUTDOWN_GRACE_S', 25, 0, 600),
     logLevel: oneOf<LogLevel>('LOG_LEVEL', 'info', LOG_LEVELS),

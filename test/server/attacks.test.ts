@@ -187,3 +187,59 @@ describe('SIGTERM with lingering clients (SHUTDOWN_GRACE_S=2)', () => {
     client.socket.terminate();
   });
 });
+
+describe('HTTP pipelining without reading', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ HTTP_MAX_PIPELINED: '8' });
+  });
+  afterAll(() => server.close());
+
+  it('a connection pipelining past the limit is closed; others are served, and /metrics renders at most once a second', async () => {
+    const port = Number(new URL(server.http).port);
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.pause(); // never read the answers
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.write('GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(500));
+    await closed;
+    expect(socket.destroyed).toBe(true);
+    expect((await fetch(`${server.http}/ping`)).status).toBe(200);
+    // Within the cache's second, /metrics answers the same text even though the count moved.
+    const first = await (await fetch(`${server.http}/metrics`)).text();
+    await fetch(`${server.http}/invocations`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'Counted.',
+    }).then((r) => r.arrayBuffer());
+    const second = await (await fetch(`${server.http}/metrics`)).text();
+    expect(second).toBe(first);
+  });
+});
+
+describe('a POST client that stops reading', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ HTTP_STALL_TIMEOUT_S: '1' });
+  });
+  afterAll(() => server.close());
+
+  it('is disconnected once nothing has moved for HTTP_STALL_TIMEOUT_S, and counted as client_gone', async () => {
+    const long = Array.from({ length: 100 }, (_, i) => `Sentence ${i + 1} takes a while.`).join(' ');
+    const post = request(`${server.http}/invocations`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    });
+    post.on('error', () => {});
+    post.end(JSON.stringify({ text: long, format: 'pcm' }));
+    const response = await new Promise<IncomingMessage>((resolve) => post.once('response', resolve));
+    response.pause(); // never read: the server's writes stall once the socket buffers are full
+    // The server gives up on the connection (a paused client socket does not notice: it reads nothing).
+    const metrics = () => fetch(`${server.http}/metrics`).then((r) => r.text());
+    await expect
+      .poll(metrics, { timeout: 20_000, interval: 500 })
+      .toMatch(/tts_errors_total\{code="client_gone"\} 1/);
+    expect(await metrics()).not.toMatch(/code="internal_error"/);
+    response.destroy();
+  });
+});
