@@ -88,6 +88,9 @@ function limitPipelining(app: FastifyInstance, limit: number, log: FastifyBaseLo
   });
 }
 
+/** Time a client has to answer our close frame before its socket is destroyed. */
+const WS_CLOSE_TIMEOUT_MS = 2000;
+
 /** Seconds a refused client is told to wait (`Retry-After`): another instance can take it at once. */
 const DRAIN_RETRY_AFTER_S = '1';
 
@@ -189,6 +192,21 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       maxPayload: config.wsMaxMessageBytes,
       // Invalid UTF-8 gets an error frame and the session lives on, so we check it ourselves.
       skipUTF8Validation: true,
+      // After a close frame, how long to wait for the client's before the socket is destroyed
+      // (ws 8.19+; @types/ws does not know it yet).
+      ...({ closeTimeout: WS_CLOSE_TIMEOUT_MS } as object),
+    },
+    errorHandler: (error, socket, request) => {
+      // A protocol violation the ws library caught (too many fragments: 1008; a message over
+      // WS_MAX_MESSAGE_BYTES: 1009) has already sent its close frame, and ws keeps reading and
+      // discarding until the client answers or closeTimeout passes. Destroying the socket now would
+      // reset the connection and lose that close frame: the client would see 1006, not why.
+      if ((error as NodeJS.ErrnoException).code?.startsWith('WS_ERR_')) {
+        request.log.info({ err: error.message }, 'closing a session that broke the protocol');
+        return;
+      }
+      request.log.warn({ err: error.message }, 'websocket error');
+      socket.terminate();
     },
   });
   await app.register(pingRoutes, { lifecycle: deps.lifecycle });

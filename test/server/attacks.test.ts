@@ -5,6 +5,7 @@
 import { request, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { startServerProcess, type ServerProcess } from '../../scripts/lib/server-process.ts';
 import { STANDIN_MODEL_DIR, TestClient, startServer, type TestServer } from './harness.ts';
 
@@ -241,5 +242,48 @@ describe('a POST client that stops reading', () => {
       .toMatch(/tts_errors_total\{code="client_gone"\} 1/);
     expect(await metrics()).not.toMatch(/code="internal_error"/);
     response.destroy();
+  });
+});
+
+describe('fragments', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ WS_MAX_MESSAGE_BYTES: String(1024 * 1024) });
+  });
+  afterAll(() => server.close());
+
+  /** Sends a message in `count` fragments of `size` bytes; resolves with the close code the client saw. */
+  function fragmented(count: number, size: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const socket = new WebSocket(server.ws);
+      socket.on('error', () => {}); // the close code is what the test reads
+      socket.on('close', (code) => resolve(code));
+      socket.on('open', () => {
+        const piece = Buffer.alloc(size, 0x61);
+        for (let i = 0; i < count; i++) socket.send(piece, { fin: false, binary: true });
+        socket.send(piece, { fin: true, binary: true });
+      });
+      setTimeout(() => reject(new Error('no close')), 20_000).unref();
+    });
+  }
+
+  it('too many fragments end in a 1008 close frame that reaches the client (not a reset)', async () => {
+    expect(await fragmented(100_000, 1)).toBe(1008);
+    expect(await fragmented(16_385, 1)).toBe(1008);
+  });
+
+  it('a message over WS_MAX_MESSAGE_BYTES, in fragments, ends in a 1009 close frame', async () => {
+    expect(await fragmented(300, 8 * 1024)).toBe(1009);
+  });
+
+  it('a message in many fragments under the limits is answered', async () => {
+    const client = await TestClient.open(server.ws);
+    const text = Buffer.from(JSON.stringify({ text: 'Reassembled from fragments.' }));
+    for (let i = 0; i < text.length - 1; i++)
+      client.socket.send(text.subarray(i, i + 1), { fin: false, binary: true });
+    client.socket.send(text.subarray(text.length - 1), { fin: true, binary: true });
+    await client.untilControls('synthesis_complete', 1);
+    expect(client.closeCode).toBeUndefined();
+    client.close();
   });
 });
