@@ -287,3 +287,29 @@ describe('fragments', () => {
     client.close();
   });
 });
+
+describe('slowloris', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ HTTP_STALL_TIMEOUT_S: '1' });
+  });
+  afterAll(() => server.close());
+
+  it('connections that stop halfway through their headers are closed, and others are served meanwhile', async () => {
+    const port = Number(new URL(server.http).port);
+    const sockets = await Promise.all(
+      Array.from({ length: 50 }, async () => {
+        const socket = connect(port, '127.0.0.1');
+        await new Promise((resolve) => socket.once('connect', resolve));
+        socket.on('error', () => {});
+        socket.write('GET /ping HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+        return socket;
+      }),
+    );
+    const closed = sockets.map((s) => new Promise<void>((resolve) => s.once('close', () => resolve())));
+    for (let i = 0; i < 5; i++) expect((await fetch(`${server.http}/ping`)).status).toBe(200);
+    await Promise.all(closed); // HTTP_STALL_TIMEOUT_S without a byte: the server closed every one
+    expect(sockets.every((s) => s.destroyed)).toBe(true);
+    expect((await fetch(`${server.http}/ping`)).status).toBe(200);
+  });
+});
