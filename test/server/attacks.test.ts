@@ -312,4 +312,13 @@ describe('slowloris', () => {
     expect(sockets.every((s) => s.destroyed)).toBe(true);
     expect((await fetch(`${server.http}/ping`)).status).toBe(200);
   });
+
+  it('does not touch WebSocket sessions, which may be silent for long (their limit is WS_IDLE_TIMEOUT_S)', async () => {
+    const client = await TestClient.open(server.ws);
+    await new Promise((resolve) => setTimeout(resolve, 2500)); // over HTTP_STALL_TIMEOUT_S, in silence
+    client.send({ text: 'Still here after a silence.' });
+    await client.untilControls('synthesis_complete', 1);
+    expect(client.closeCode).toBeUndefined();
+    client.close();
+  });
 });
