@@ -44,7 +44,8 @@ export async function startServerProcess(
   const collect = (chunk: Buffer) => output.push(...chunk.toString().split('\n').filter(Boolean));
   child.stdout!.on('data', collect);
   child.stderr!.on('data', collect);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': the child's output has been read to the end by then.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   const http = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   for (;;) {

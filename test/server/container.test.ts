@@ -281,7 +281,7 @@ describe('docker/entrypoint.sh serve, as SageMaker starts the image', () => {
     const collect = (chunk: Buffer) => output.push(...chunk.toString().split('\n').filter(Boolean));
     child.stdout!.on('data', collect);
     child.stderr!.on('data', collect);
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
     return {
       child,
       http: `http://127.0.0.1:${port}`,

@@ -65,10 +65,11 @@ describe('npm start', () => {
       // startServerProcess returned at the first 200: the ladder was already done then.
       const ping = (await (await fetch(`${server.http}/ping`)).json()) as Record<string, unknown>;
       expect(ping.warmed_lengths).toEqual([16, 128, 510]);
-      const ready = server.output
-        .map((l) => JSON.parse(l) as Record<string, unknown>)
-        .find((l) => l.msg === 'ready');
-      expect(ready?.ladder).toEqual([
+      // The log line is written asynchronously, so it may arrive just after the first 200.
+      const readyLine = () =>
+        server.output.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'ready');
+      await expect.poll(readyLine, { timeout: 5_000 }).toBeDefined();
+      expect(readyLine()?.ladder).toEqual([
         expect.stringMatching(/^16:\d+\/\d+ms$/),
         expect.stringMatching(/^128:\d+\/\d+ms$/),
         expect.stringMatching(/^510:\d+\/\d+ms$/),
