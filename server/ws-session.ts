@@ -88,6 +88,8 @@ export interface SessionDeps {
 interface Pending {
   /** null for the client's close request. */
   readonly message: Parsed | { kind: 'invalid'; error: unknown } | null;
+  /** The message's own request_id, when it has a usable one: echoed on its errors. */
+  readonly requestId: string | undefined;
   readonly bytes: number;
   readonly receivedAt: number;
 }
@@ -112,7 +114,7 @@ export class Session implements Drainable {
   #untrack: () => void;
   #idle: (() => void)[] = [];
   /** Closes the session after WS_IDLE_TIMEOUT_S without a message or a ping from the client. */
-  #idleTimer: NodeJS.Timeout | undefined;
+  readonly #idleTimer: NodeJS.Timeout | undefined;
 
   /** Attaches the listeners at once (before any await), so no message can be missed. */
   constructor(socket: WebSocket, deps: SessionDeps) {
@@ -120,12 +122,12 @@ export class Session implements Drainable {
     this.#deps = deps;
     this.#log = deps.log.child({ sessionId: this.id });
     socket.on('message', (data) => {
-      this.#armIdleTimer();
+      this.#idleTimer?.refresh();
       this.#receive(toBuffer(data));
     });
-    socket.on('ping', () => this.#armIdleTimer());
+    socket.on('ping', () => this.#idleTimer?.refresh());
     socket.on('close', (code) => this.#onGone(code));
-    this.#armIdleTimer();
+    this.#idleTimer = this.#startIdleTimer(deps.config.wsIdleTimeoutS);
     socket.on('error', (err) => this.#log.warn({ err: err.message }, 'websocket error'));
     this.#untrack = deps.lifecycle.track(this);
     this.#log.info('session opened');
@@ -169,7 +171,7 @@ export class Session implements Drainable {
     }
     if (message.kind === 'close') {
       this.#closeReceived = true;
-      this.#enqueue({ message: null, bytes: 0, receivedAt });
+      this.#enqueue({ message: null, requestId: undefined, bytes: 0, receivedAt });
       return;
     }
     const requestId = message.kind === 'request' ? peekRequestId(message.fields) : undefined;
@@ -198,7 +200,7 @@ export class Session implements Drainable {
       return;
     }
     this.#overflow = 0;
-    this.#enqueue({ message, bytes: data.length, receivedAt });
+    this.#enqueue({ message, requestId, bytes: data.length, receivedAt });
   }
 
   #enqueue(pending: Pending): void {
@@ -219,7 +221,7 @@ export class Session implements Drainable {
           this.#close(1000, 'closed by client request');
           return;
         }
-        await this.#handle(next.message, next.receivedAt);
+        await this.#handle(next.message, next.requestId, next.receivedAt);
       }
     } finally {
       this.#running = false;
@@ -227,12 +229,15 @@ export class Session implements Drainable {
     }
   }
 
-  async #handle(message: Exclude<Pending['message'], null>, receivedAt: number): Promise<void> {
-    let requestId: string | undefined;
+  async #handle(
+    message: Exclude<Pending['message'], null>,
+    peekedId: string | undefined,
+    receivedAt: number,
+  ): Promise<void> {
+    let requestId = peekedId;
     try {
       if (message.kind === 'invalid') throw message.error;
       if (message.kind === 'close') return; // handled on arrival
-      requestId = peekRequestId(message.fields);
       // Received before any shutdown began (later ones are refused on arrival): finish it.
       const engine = this.#deps.lifecycle.requireEngine({ accepted: true });
       const options = parseOptions(message.fields, { route: 'ws', config: this.#deps.config, engine });
@@ -320,22 +325,21 @@ export class Session implements Drainable {
   }
 
   /**
-   * (Re)starts the idle clock. Voice agents hold sessions through long silences, so the limit is
-   * generous; a session still synthesizing or holding messages is never idle.
+   * The idle clock: one timer, refreshed by every message and ping. Voice agents hold sessions
+   * through long silences, so the limit is generous; a session still synthesizing or holding
+   * messages is never idle.
    */
-  #armIdleTimer(): void {
-    const seconds = this.#deps.config.wsIdleTimeoutS;
-    if (seconds === 0 || this.#gone) return;
-    clearTimeout(this.#idleTimer);
-    this.#idleTimer = setTimeout(() => {
+  #startIdleTimer(seconds: number): NodeJS.Timeout | undefined {
+    if (seconds === 0) return undefined;
+    const timer = setTimeout(() => {
       if (this.#running || this.#queue.length > 0) {
-        this.#armIdleTimer();
+        timer.refresh();
         return;
       }
       this.#log.info({ idleS: seconds }, 'closing an idle session');
       this.#close(1000, 'idle');
     }, seconds * 1000);
-    this.#idleTimer.unref();
+    return timer.unref();
   }
 
   #onGone(code: number): void {

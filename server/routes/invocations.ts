@@ -5,7 +5,7 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
-import type { SynthesisRun } from '../../model/engine.ts';
+import type { RunFigures, SynthesisRun } from '../../model/engine.ts';
 import { FORMATS } from '../../protocol/formats.ts';
 import { formatSseEvent } from '../../protocol/sse.ts';
 import type { Config } from '../config.ts';
@@ -71,15 +71,19 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
       { format: options.format, sampleRate: options.sampleRate, complete: !options.stream },
       { signal: controller.signal },
     );
-    const completed = (transport?: 'sse') =>
+    /** Records the end of the run once; returns its figures. */
+    const completed = (transport?: 'sse'): RunFigures => {
+      const figures = run.figures();
       recordCompletion(log, lifecycle.metrics, {
         route: 'http',
         requestId: options.requestId,
         format: options.format,
         chars: options.chars,
-        figures: run.figures(),
+        figures,
         ...(transport ? { transport } : {}),
       });
+      return figures;
+    };
 
     if (options.transport === 'sse') {
       reply.header('cache-control', 'no-cache').header('x-accel-buffering', 'no');
@@ -128,7 +132,7 @@ async function* sseStream(
   options: SynthesisOptions,
   signal: AbortSignal,
   log: FastifyBaseLogger,
-  completed: () => void,
+  completed: () => RunFigures,
 ): AsyncGenerator<string> {
   const request_id = options.requestId;
   yield formatSseEvent('audio_stream_start', {
@@ -153,10 +157,6 @@ async function* sseStream(
     yield formatSseEvent('error', { request_id, code: body.code, message: body.message });
     return;
   }
-  completed();
-  yield formatSseEvent('audio_stream_end', {
-    request_id,
-    total_chunks: seq,
-    duration_s: run.figures().audioS,
-  });
+  const { audioS } = completed();
+  yield formatSseEvent('audio_stream_end', { request_id, total_chunks: seq, duration_s: audioS });
 }

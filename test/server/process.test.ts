@@ -28,6 +28,23 @@ function run(env: Record<string, string>): Promise<{ code: number | null; output
   });
 }
 
+/**
+ * A server process (one worker, a 20 s drain) and a session that sent one 8-sentence request per
+ * id, once the first audio has arrived.
+ */
+async function busySession(ids: readonly string[]) {
+  const server = await startServerProcess({
+    KOKORO_MODEL_DIR: STANDIN_MODEL_DIR,
+    KOKORO_WORKERS: '1',
+    SHUTDOWN_GRACE_S: '20',
+  });
+  const client = await TestClient.open(server.ws);
+  const long = Array.from({ length: 8 }, (_, i) => `Sentence ${i + 1} of a queued request.`).join(' ');
+  for (const id of ids) client.send({ text: long, request_id: id });
+  await client.until((c) => c.frames.some((f) => f.kind === 'audio'), 'first audio');
+  return { server, client };
+}
+
 describe('npm start', () => {
   it('without a model, exits 1 and says exactly what to do', async () => {
     const { code, output } = await run({ KOKORO_MODEL_DIR: '/nonexistent/model' });
@@ -125,15 +142,7 @@ describe('npm start', () => {
   });
 
   it('on SIGTERM finishes every request received before it, closes sessions with 1001 and exits 0', async () => {
-    const server = await startServerProcess({
-      KOKORO_MODEL_DIR: STANDIN_MODEL_DIR,
-      KOKORO_WORKERS: '1',
-      SHUTDOWN_GRACE_S: '20',
-    });
-    const client = await TestClient.open(server.ws);
-    const long = Array.from({ length: 8 }, (_, i) => `Sentence ${i + 1} of a queued request.`).join(' ');
-    for (const id of ['a', 'b', 'c']) client.send({ text: long, request_id: id });
-    await client.until((c) => c.frames.some((f) => f.kind === 'audio'), 'first audio');
+    const { server, client } = await busySession(['a', 'b', 'c']);
     const code = await server.stop(); // one SIGTERM, as SageMaker sends
     expect(code).toBe(0);
     const requests = requestsOf(client.frames);
@@ -148,16 +157,8 @@ describe('npm start', () => {
   });
 
   it('while draining, refuses new WebSocket upgrades and POSTs with 503 and Retry-After; the open session finishes', async () => {
-    const server = await startServerProcess({
-      KOKORO_MODEL_DIR: STANDIN_MODEL_DIR,
-      KOKORO_WORKERS: '1',
-      SHUTDOWN_GRACE_S: '20',
-    });
-    const client = await TestClient.open(server.ws);
-    const long = Array.from({ length: 8 }, (_, i) => `Sentence ${i + 1} of a queued request.`).join(' ');
     const ids = Array.from({ length: 20 }, (_, i) => `r${i}`);
-    for (const id of ids) client.send({ text: long, request_id: id });
-    await client.until((c) => c.frames.some((f) => f.kind === 'audio'), 'first audio');
+    const { server, client } = await busySession(ids);
     server.child.kill('SIGTERM');
     for (;;) {
       const ping = await fetch(`${server.http}/ping`);
