@@ -82,7 +82,11 @@ export interface Engine {
   ): SynthesisRun;
   /** A request's raw audio, PCM16 at 24 kHz, one chunk per inference, in order (for measurements). */
   stream(request: SynthesisRequest, signal?: AbortSignal): AsyncGenerator<AudioChunk>;
-  dispose(): Promise<void>;
+  /**
+   * Stops every worker. An inference call cannot be interrupted, so this waits for running ones
+   * to return, up to `timeoutMs` (default 10 s), before terminating their threads.
+   */
+  dispose(options?: { timeoutMs?: number }): Promise<void>;
 }
 
 /**
@@ -204,8 +208,8 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       );
     },
     stream,
-    dispose: async () => {
-      await Promise.all([pool.close(), encoders.close()]);
+    dispose: async ({ timeoutMs } = {}) => {
+      await Promise.all([pool.close(timeoutMs), encoders.close()]);
     },
   };
 }

@@ -34,6 +34,8 @@ async function ensureModel(config: Config, log: Logger): Promise<void> {
 
 /** Time given to close frames (1001) to reach clients before their sockets are destroyed. */
 const CLOSE_FRAME_MS = 1000;
+/** Time given to an inference call still running at shutdown to return (see engine.dispose). */
+const WORKER_STOP_MS = 2000;
 
 /**
  * Closes the listener and every connection by `deadline` (epoch ms) plus the time for close frames:
@@ -109,7 +111,9 @@ async function main(): Promise<void> {
     const cut = await lifecycle.drain(config.shutdownGraceS * 1000);
     if (cut.length > 0) log.warn({ cut }, 'shutdown deadline: cut the work still in flight');
     await closeBy(app, deadline, log);
-    await engine?.dispose();
+    // A cut request's sentence may still be inside ONNX Runtime; its worker ends when that call
+    // returns. Bounded so that the process is gone before SageMaker's SIGKILL.
+    await engine?.dispose({ timeoutMs: WORKER_STOP_MS });
     log.info('stopped');
     process.exit(0);
   };
@@ -129,6 +133,8 @@ async function main(): Promise<void> {
         lifecycle.metrics.workerRestarts.inc({ kind: 'inference' });
         log.error({ worker: index, reason }, 'inference worker died; replacing it');
       },
+      onStopTimeout: ({ index, timeoutMs }) =>
+        log.error({ worker: index, timeoutMs }, 'an inference call outlived the shutdown; ending its thread'),
       onWorkerLog: ({ index, message }) => log.debug({ worker: index, message }, 'inference worker output'),
       onWorkerReady: ({ index, warmupMs }) =>
         log.debug({ worker: index, warmupMs }, 'inference worker ready'),

@@ -33,6 +33,27 @@ function post(message: FromWorker, transfer: ArrayBuffer[] = []): void {
   port!.postMessage(message, transfer);
 }
 
+// Stopping is cooperative: ending the thread while ONNX Runtime runs a call aborts the process
+// (onnxruntime-node throws from native code into a dying environment). So the thread ends only
+// between native calls: at once when none runs, else as soon as the running one returns.
+let stopRequested = false;
+let nativeCalls = 0;
+
+function endThread(): never {
+  process.exit(0); // in a worker, this ends the thread only
+}
+
+/** Runs one ONNX Runtime call; if a stop arrived meanwhile, the thread ends when it returns. */
+async function native<T>(call: () => Promise<T>): Promise<T> {
+  nativeCalls++;
+  try {
+    return await call();
+  } finally {
+    nativeCalls--;
+    if (stopRequested && nativeCalls === 0) endThread();
+  }
+}
+
 /** Phonemes for one sentence, filtered to the vocabulary and split into inference-sized pieces. */
 async function frontEnd(text: string, lang: LanguageCode): Promise<string[]> {
   const normalized = normalizeText(text, lang === 'b' ? 'b' : 'a');
@@ -51,7 +72,7 @@ async function runJob(job: SentenceJob): Promise<void> {
   for (const [i, piece] of pieces.entries()) {
     const ids = phonemesToIds(piece);
     const started = performance.now();
-    const waveform = await session.run(padIds(ids), styleRow(table, ids.length), job.speed);
+    const waveform = await native(() => session.run(padIds(ids), styleRow(table, ids.length), job.speed));
     const inferenceMs = performance.now() - started;
     const samples = floatToPcm16(waveform);
     post(
@@ -72,26 +93,28 @@ async function runJob(job: SentenceJob): Promise<void> {
 async function start(): Promise<void> {
   const t0 = performance.now();
   let fallbackReason: string | undefined;
-  session = await KokoroSession.create(init.modelFile, {
-    device: init.device,
-    intraOpThreads: init.intraOpThreads,
-    logSeverity: init.logSeverity,
-    onFallback: (reason) => (fallbackReason = reason),
-  });
+  session = await native(() =>
+    KokoroSession.create(init.modelFile, {
+      device: init.device,
+      intraOpThreads: init.intraOpThreads,
+      logSeverity: init.logSeverity,
+      onFallback: (reason) => (fallbackReason = reason),
+    }),
+  );
   // Warm up: espeak's first calls are slow, and so is the first inference.
   await warmUpPhonemizer();
   const table = await voices.get(init.warmupVoice);
   const ids = phonemesToIds((await frontEnd('Hello there.', 'a'))[0] ?? 'h');
-  await session.run(padIds(ids), styleRow(table, ids.length), 1);
+  await native(() => session.run(padIds(ids), styleRow(table, ids.length), 1));
   // The ladder: each length twice, so the log shows what the first call at a new shape costs.
   const ladder: WarmupStep[] = [];
   for (const tokens of warmupLengths(init.warmupLengths, session.provider)) {
     const input = padIds(warmupIds(tokens));
     const style = styleRow(table, tokens);
     const first = performance.now();
-    await session.run(input, style, 1);
+    await native(() => session.run(input, style, 1));
     const second = performance.now();
-    await session.run(input, style, 1);
+    await native(() => session.run(input, style, 1));
     ladder.push({ tokens, firstMs: second - first, repeatMs: performance.now() - second });
   }
   post({
@@ -108,6 +131,11 @@ async function start(): Promise<void> {
 // the chain keeps that true even if it did.
 let chain: Promise<void> = Promise.resolve();
 port.on('message', (message: ToWorker) => {
+  if (message.type === 'stop') {
+    stopRequested = true;
+    if (nativeCalls === 0) endThread();
+    return;
+  }
   chain = chain.then(() =>
     runJob(message).catch((err: unknown) => {
       post({ type: 'error', id: message.id, message: err instanceof Error ? err.message : String(err) });

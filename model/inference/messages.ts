@@ -32,7 +32,16 @@ export interface SentenceJob {
   readonly speed: number;
 }
 
-export type ToWorker = SentenceJob;
+/**
+ * Asks the worker to end its thread as soon as no native call is running. A worker must never be
+ * terminated from outside while ONNX Runtime works: onnxruntime-node then throws from native code
+ * and the whole process aborts (SIGABRT), so stopping is always cooperative.
+ */
+export interface StopMessage {
+  readonly type: 'stop';
+}
+
+export type ToWorker = SentenceJob | StopMessage;
 
 export type FromWorker =
   | {

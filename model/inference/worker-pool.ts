@@ -10,7 +10,7 @@ import { startWorker } from '../threads.ts';
 import type { ModelContract, Provider } from './ort-session.ts';
 import type { ResolvedVoice } from '../kokoro/voices.ts';
 import type { WarmupStep } from './warmup.ts';
-import type { FromWorker, SentenceJob, WorkerInit } from './messages.ts';
+import type { FromWorker, SentenceJob, ToWorker, WorkerInit } from './messages.ts';
 
 export interface SentenceRequest {
   readonly text: string;
@@ -43,6 +43,8 @@ export interface PoolEvents {
   onWorkerReady?(info: { index: number; warmupMs: number }): void;
   /** A library in a worker printed something (espeak-ng's warnings, say). */
   onWorkerLog?(info: { index: number; message: string }): void;
+  /** At close, a worker was still inside an inference call after the timeout: it is terminated. */
+  onStopTimeout?(info: { index: number; timeoutMs: number }): void;
 }
 
 /** Why a job failed; `kind` lets the caller map it to a client-facing error. */
@@ -70,8 +72,13 @@ interface Pending {
 interface Slot {
   worker: Worker;
   ready: boolean;
+  /** The thread has ended. */
+  exited: boolean;
   current: Pending | undefined;
 }
+
+/** How long `close` waits for a running inference call before terminating its worker. */
+export const DEFAULT_STOP_TIMEOUT_MS = 10_000;
 
 export class WorkerPool {
   readonly #init: WorkerInit;
@@ -98,13 +105,15 @@ export class WorkerPool {
     events: PoolEvents = {},
   ): Promise<WorkerPool> {
     const pool = new WorkerPool(init, maxQueued, events);
-    try {
-      const infos = await Promise.all(Array.from({ length: size }, (_, i) => pool.#spawn(i)));
-      pool.#info = infos[0];
-    } catch (err) {
+    // Every worker is let finish loading (or fail) before any is stopped: a thread ended while
+    // ONNX Runtime creates its session aborts the process.
+    const started = await Promise.allSettled(Array.from({ length: size }, (_, i) => pool.#spawn(i)));
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) {
       await pool.close();
-      throw err;
+      throw failed.reason;
     }
+    pool.#info = (started[0] as PromiseFulfilledResult<PoolInfo>).value;
     return pool;
   }
 
@@ -169,18 +178,38 @@ export class WorkerPool {
     });
   }
 
-  /** Stops every worker. Queued jobs are rejected; running ones are abandoned. */
-  async close(): Promise<void> {
+  /**
+   * Stops every worker. Queued jobs are rejected; running ones are abandoned. A worker ends its
+   * thread itself, between two ONNX Runtime calls (see `StopMessage`); one still inside a call
+   * after `timeoutMs` is terminated, which may abort the process, and `onStopTimeout` says so first.
+   */
+  async close(timeoutMs = DEFAULT_STOP_TIMEOUT_MS): Promise<void> {
     this.#closed = true;
     for (const p of this.#queue.splice(0))
       this.#settle(p, new JobError('closed', 'the server is shutting down'));
     await Promise.all(
-      this.#slots.map(async (slot) => {
+      this.#slots.map(async (slot, index) => {
         if (slot.current) this.#settle(slot.current, new JobError('closed', 'the server is shutting down'));
         slot.current = undefined;
-        await slot.worker.terminate();
+        await this.#stop(index, slot, timeoutMs);
       }),
     );
+  }
+
+  async #stop(index: number, slot: Slot, timeoutMs: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      if (slot.exited) return resolve();
+      let timer: NodeJS.Timeout | undefined;
+      slot.worker.once('exit', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      timer = setTimeout(() => {
+        this.#events.onStopTimeout?.({ index, timeoutMs });
+        void slot.worker.terminate();
+      }, timeoutMs);
+      slot.worker.postMessage({ type: 'stop' } satisfies ToWorker);
+    });
   }
 
   #spawn(index: number): Promise<PoolInfo> {
@@ -188,7 +217,7 @@ export class WorkerPool {
       workerData: this.#init,
       name: `kokoro-inference-${index}`,
     });
-    const slot: Slot = { worker, ready: false, current: undefined };
+    const slot: Slot = { worker, ready: false, exited: false, current: undefined };
     this.#slots[index] = slot;
     return new Promise<PoolInfo>((resolve, reject) => {
       worker.on('message', (message: FromWorker) => {
@@ -213,7 +242,7 @@ export class WorkerPool {
             break;
           case 'fatal':
             reject(new Error(message.message));
-            void worker.terminate();
+            worker.postMessage({ type: 'stop' } satisfies ToWorker);
             break;
           default:
             this.#onJobMessage(slot, message);
@@ -224,6 +253,7 @@ export class WorkerPool {
         this.#onWorkerGone(index, slot, err.message);
       });
       worker.on('exit', (code) => {
+        slot.exited = true;
         if (!slot.ready) reject(new Error(`inference worker exited with code ${code} while starting`));
         this.#onWorkerGone(index, slot, `exited with code ${code}`);
       });
@@ -274,6 +304,7 @@ export class WorkerPool {
     setTimeout(() => {
       if (this.#closed) return;
       this.#spawn(index).catch((err: Error) => {
+        if (this.#closed) return;
         this.#events.onWorkerExit?.({ index, reason: `restart failed: ${err.message}` });
         this.#respawn(index, attempt + 1);
       });

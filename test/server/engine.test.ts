@@ -2,9 +2,11 @@
  * The engine end to end through onnxruntime-node, on stand-in models of both export layouts,
  * and its startup errors.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEngine, type EngineOptions } from '../../dist/model/engine.js';
 import { ModelDirError } from '../../dist/model/kokoro/model-dir.js';
@@ -160,5 +162,22 @@ describe('createEngine', () => {
     } finally {
       await engine.dispose();
     }
+  });
+});
+
+describe('engine.dispose', () => {
+  it('waits for a sentence inside ONNX Runtime instead of ending its thread mid-call (which aborts the process)', async () => {
+    // A slow stand-in keeps the sentence in one native call for about a second; the disposal
+    // comes 300 ms into it. The child's exit code is the verdict: SIGABRT before the fix.
+    const dir = tempDir();
+    await writeStandinModelDir(dir, { repeat: 500, voices: ['af_heart'], log: () => {} });
+    const script = fileURLToPath(new URL('../fixtures/dispose-mid-call.mjs', import.meta.url));
+    const result = spawnSync(process.execPath, [script, dir, '300'], { encoding: 'utf8', timeout: 60_000 });
+    expect({ status: result.status, signal: result.signal, stderr: result.stderr }).toEqual({
+      status: 0,
+      signal: null,
+      stderr: '',
+    });
+    expect(result.stdout).toBe('disposed\n');
   });
 });
