@@ -199,15 +199,14 @@ export class WorkerPool {
   async #stop(index: number, slot: Slot, timeoutMs: number): Promise<void> {
     await new Promise<void>((resolve) => {
       if (slot.exited) return resolve();
-      let timer: NodeJS.Timeout | undefined;
+      const timer = setTimeout(() => {
+        this.#events.onStopTimeout?.({ index, timeoutMs });
+        void slot.worker.terminate();
+      }, timeoutMs);
       slot.worker.once('exit', () => {
         clearTimeout(timer);
         resolve();
       });
-      timer = setTimeout(() => {
-        this.#events.onStopTimeout?.({ index, timeoutMs });
-        void slot.worker.terminate();
-      }, timeoutMs);
       slot.worker.postMessage({ type: 'stop' } satisfies ToWorker);
     });
   }
