@@ -44,7 +44,11 @@ export interface EngineOptions extends PoolEvents {
 }
 
 export interface SynthesisRequest {
-  readonly text: string;
+  /**
+   * The whole text, split into sentences here; or sentences as they are written (streamed text
+   * input), each synthesized as soon as it arrives, until the iterable ends.
+   */
+  readonly text: string | AsyncIterable<string>;
   readonly voice: ResolvedVoice;
   readonly speed: number;
 }
@@ -68,8 +72,11 @@ export interface EngineInfo {
 export interface Engine {
   readonly info: EngineInfo;
   readonly voices: VoiceCatalog;
-  /** Sentences waiting for a worker, workers busy now, and sentences completed so far. */
-  load(): { queued: number; busy: number; workers: number; completed: number };
+  /**
+   * Sentences waiting for a worker, workers busy now, sentences completed so far, and inferences
+   * run so far (a sentence over 510 phoneme ids takes several; a cancelled one stops early).
+   */
+  load(): { queued: number; busy: number; workers: number; completed: number; inferences: number };
   /**
    * A request's encoded audio, in order, and its figures. Failures are SynthesisErrors; aborting
    * `signal` (the client went away) cancels the work queued and running for it. Time to first
@@ -147,15 +154,16 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     const forward = () => controller.abort();
     signal?.addEventListener('abort', forward, { once: true });
     try {
-      const sentences = splitSentences(request.text);
-      for (let index = 0; index < sentences.length; index++) {
+      let next = 0;
+      for await (const sentence of sentencesOf(request.text, controller.signal)) {
+        const index = next++;
         const ready: AudioChunk[] = [];
         let finished = false;
         let failure: unknown;
         let wake: (() => void) | undefined;
         pool
           .run(
-            { text: sentences[index]!, lang: request.voice.lang, voice: request.voice, speed: request.speed },
+            { text: sentence, lang: request.voice.lang, voice: request.voice, speed: request.speed },
             (piece) => {
               ready.push({ ...piece, sentence: index });
               wake?.();
@@ -192,7 +200,13 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   return {
     info,
     voices,
-    load: () => ({ queued: pool.queued, busy: pool.busy, workers: pool.size, completed: pool.completed }),
+    load: () => ({
+      queued: pool.queued,
+      busy: pool.busy,
+      workers: pool.size,
+      completed: pool.completed,
+      inferences: pool.inferences,
+    }),
     synthesize: (request, output, options = {}) => {
       // Raw PCM and WAV at 24 kHz are encoded in place; everything else in an encoder worker.
       const open = (format: AudioFormat, sampleRate: number): StreamEncoder => {
@@ -214,12 +228,38 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   };
 }
 
+/**
+ * The sentences of a request: a whole text split here, or a stream's sentences as they come. A
+ * stream stops being waited for once `signal` aborts, even if it never ends by itself.
+ */
+async function* sentencesOf(
+  text: string | AsyncIterable<string>,
+  signal: AbortSignal,
+): AsyncGenerator<string> {
+  if (typeof text === 'string') {
+    yield* splitSentences(text);
+    return;
+  }
+  const iterator = text[Symbol.asyncIterator]();
+  const aborted = new Promise<IteratorResult<string>>((resolve) => {
+    const done = () => resolve({ value: undefined, done: true });
+    if (signal.aborted) done();
+    else signal.addEventListener('abort', done, { once: true });
+  });
+  for (;;) {
+    const next = await Promise.race([iterator.next(), aborted]);
+    if (next.done || signal.aborted) return;
+    yield next.value;
+  }
+}
+
 // The vocabulary of the model that the server and the scripts use, through this one door.
 export type { AudioChunk, OutputFormat, RunFigures, SynthesisRun } from './synthesis-run.ts';
 export { SynthesisError } from './synthesis-run.ts';
 export { DTYPE_FILES, type Dtype } from './kokoro/constants.ts';
 export { ModelDirError, locateModel } from './kokoro/model-dir.ts';
 export { VoiceSpecError, type ResolvedVoice } from './kokoro/voices.ts';
+export { IncrementalSentenceChunker } from './text/sentences.ts';
 export type { Device, Provider } from './inference/ort-session.ts';
 export { parseWarmupSetting, type WarmupSetting, type WarmupStep } from './inference/warmup.ts';
 export type { FetchModelOptions } from './kokoro/download.ts';

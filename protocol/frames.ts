@@ -39,7 +39,23 @@ export interface ErrorFrame {
   readonly request_id?: string;
 }
 
-export type ControlFrame = SynthesisStartFrame | SynthesisCompleteFrame | ErrorFrame;
+/**
+ * The answer to a cancel, after the last audio byte of what it cut: no audio of a request named
+ * in `cancelled` follows it.
+ */
+export interface SynthesisCancelledFrame {
+  readonly type: 'synthesis_cancelled';
+  /** The cancel's own `request_id`, else the request in flight that it cut; absent when neither. */
+  readonly request_id?: string;
+  /** Requests cut or dropped: the one in flight first, then the queued ones in order. */
+  readonly cancelled: readonly string[];
+}
+
+export type ControlFrame =
+  | SynthesisStartFrame
+  | SynthesisCompleteFrame
+  | SynthesisCancelledFrame
+  | ErrorFrame;
 
 // Fatal, so that bytes that are not UTF-8 (most audio) are audio rather than mangled text.
 const utf8 = new TextDecoder('utf-8', { fatal: true });

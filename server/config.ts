@@ -49,6 +49,10 @@ export interface Config {
   readonly httpStallTimeoutS: number;
   /** A session with no message and no ping for this many seconds is closed (1000, "idle"); 0: never. */
   readonly wsIdleTimeoutS: number;
+  /** Streamed text input: UTF-8 bytes of an utterance's text received but not yet synthesized. */
+  readonly utteranceMaxBufferBytes: number;
+  /** Streamed text input: after this many seconds without an append, the buffered tail is spoken; 0: never. */
+  readonly utteranceIdleFlushS: number;
   /** Sentences waiting for a worker, across all sessions, before new requests get `busy`. */
   readonly maxQueuedJobs: number;
   /** Seconds given to requests in flight after SIGTERM (SageMaker kills 30 s after SIGTERM). */
@@ -163,6 +167,8 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     wsMaxPending: int('WS_MAX_PENDING', 64, 1, 10_000),
     wsMaxPendingBytes: int('WS_MAX_PENDING_BYTES', 8 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
     wsIdleTimeoutS: int('WS_IDLE_TIMEOUT_S', 300, 0, 86_400),
+    utteranceMaxBufferBytes: int('UTTERANCE_MAX_BUFFER_BYTES', 64 * 1024, 1024, 64 * 1024 * 1024),
+    utteranceIdleFlushS: int('UTTERANCE_IDLE_FLUSH_S', 5, 0, 3600),
     httpMaxPipelined: int('HTTP_MAX_PIPELINED', 16, 1, 1000),
     httpStallTimeoutS: int('HTTP_STALL_TIMEOUT_S', 60, 1, 3600),
     maxQueuedJobs: int('MAX_QUEUED_JOBS', 256, 1, 100_000),

@@ -1,17 +1,21 @@
 /**
  * One WebSocket session: many messages over one connection, handled strictly in order —
  * receive → synthesize → send audio → synthesis_complete → next. Messages that arrive meanwhile
- * wait in a bounded queue; none is dropped or reordered.
+ * wait in a bounded queue; none is dropped or reordered. Three kinds act on arrival instead:
+ * `append` feeds the open utterance (streamed text input, see utterance.ts), `flush` ends it, and
+ * `cancel` cuts the request in flight and drops the queued ones (barge-in).
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket, RawData } from 'ws';
+import { codePointLength } from '../protocol/request.ts';
 import type { Config } from './config.ts';
-import { toErrorBody, ttsError, withRequestId } from './errors.ts';
+import { toErrorBody, ttsError } from './errors.ts';
 import type { Drainable, Lifecycle } from './lifecycle.ts';
-import { parseOptions, peekRequestId } from './request.ts';
+import { parseOptions, peekRequestId, type SynthesisOptions } from './request.ts';
 import { isCancelled, recordClientGone, recordCompletion, recordRefusal } from './outcomes.ts';
-import type { ControlFrame } from '../protocol/frames.ts';
+import { NATIVE_DIALECT, type Command, type SessionDialect } from './session-messages.ts';
+import { AppendRefused, Utterance } from './utterance.ts';
 
 /** Above this many unsent bytes, sending waits for the socket to drain. */
 const SEND_HIGH_WATER_BYTES = 1024 * 1024;
@@ -19,58 +23,8 @@ const SEND_HIGH_WATER_BYTES = 1024 * 1024;
 /** A session that keeps flooding this many times past its cap is closed with 1008. */
 const FLOOD_FACTOR = 4;
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-type Parsed = { kind: 'request'; fields: Record<string, unknown> } | { kind: 'close' };
-
-/**
- * Classifies one client message. Plain text unless it starts with `{` (after whitespace); then
- * it must be a JSON object with an optional `type` of `synthesize` or `close` (any case).
- */
-export function parseMessage(data: Buffer): Parsed {
-  let text: string;
-  try {
-    text = utf8.decode(data);
-  } catch {
-    throw ttsError(
-      'TTS_ERR_INVALID_UTF8',
-      'The message is not valid UTF-8 text; send UTF-8 encoded JSON or plain text',
-    );
-  }
-  const trimmed = text.trimStart();
-  if (!trimmed.startsWith('{')) return { kind: 'request', fields: { text } };
-  let value: unknown;
-  try {
-    value = JSON.parse(trimmed);
-  } catch (err) {
-    throw ttsError(
-      'TTS_ERR_INVALID_JSON',
-      `The message starts with "{" but is not valid JSON (${(err as Error).message}); send a JSON object such as {"text": "Hello"}, or plain text that does not start with "{"`,
-    );
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw ttsError('TTS_ERR_INVALID_JSON', 'The message should be one JSON object such as {"text": "Hello"}');
-  }
-  const fields = value as Record<string, unknown>;
-  if (fields.type === undefined) return { kind: 'request', fields };
-  const type = typeof fields.type === 'string' ? fields.type.toLowerCase() : undefined;
-  if (type === 'close') return { kind: 'close' };
-  if (type === 'synthesize') return { kind: 'request', fields };
-  throw withRequestId(
-    ttsError(
-      'TTS_ERR_UNKNOWN_TYPE',
-      `Unknown message type ${describeType(fields.type)}; should be "synthesize" (or no type) for text to speak, or "close" to end the session`,
-    ),
-    peekRequestId(fields),
-  );
-}
-
-/** A short, safe rendering of a client's `type` value (it may be huge or deeply nested). */
-function describeType(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  if (value === null || typeof value !== 'object') return String(value);
-  return Array.isArray(value) ? 'an array' : 'an object';
-}
+/** Fields that only the first append of an utterance may carry. */
+const UTTERANCE_OPTIONS = ['voice', 'speed', 'format', 'sample_rate', 'request_timestamp'] as const;
 
 function toBuffer(data: RawData): Buffer {
   if (Buffer.isBuffer(data)) return data;
@@ -82,24 +36,43 @@ export interface SessionDeps {
   readonly config: Config;
   readonly lifecycle: Lifecycle;
   readonly log: FastifyBaseLogger;
+  /** The wire dialect; the project's own protocol by default. */
+  readonly dialect?: SessionDialect;
 }
 
-/** A message as received: parsed once, on arrival (or the error that parsing gave). */
-interface Pending {
-  /** null for the client's close request. */
-  readonly message: Parsed | { kind: 'invalid'; error: unknown } | null;
-  /** The message's own request_id, when it has a usable one: echoed on its errors. */
-  readonly requestId: string | undefined;
-  readonly bytes: number;
-  readonly receivedAt: number;
-}
+/** Something the session answers in turn, parsed once, on arrival. */
+type Item =
+  | {
+      readonly kind: 'request';
+      readonly fields: Record<string, unknown>;
+      /** The message's own request_id, when it has a usable one: echoed on its errors. */
+      readonly requestId: string | undefined;
+      readonly bytes: number;
+      readonly receivedAt: number;
+    }
+  | { readonly kind: 'utterance'; readonly utterance: Utterance; readonly receivedAt: number }
+  /** A flush with no open utterance: answered with an empty completion, in turn. */
+  | { readonly kind: 'empty-flush'; readonly requestId: string }
+  | {
+      readonly kind: 'invalid';
+      readonly error: unknown;
+      readonly requestId: string | undefined;
+      readonly bytes: number;
+    }
+  | { readonly kind: 'close' };
+
+const itemId = (item: Item): string | undefined =>
+  item.kind === 'utterance' ? item.utterance.requestId : item.kind === 'close' ? undefined : item.requestId;
+const itemBytes = (item: Item): number =>
+  item.kind === 'request' || item.kind === 'invalid' ? item.bytes : 0;
 
 export class Session implements Drainable {
   readonly id = randomUUID();
   readonly #socket: WebSocket;
   readonly #deps: SessionDeps;
+  readonly #dialect: SessionDialect;
   readonly #log: FastifyBaseLogger;
-  readonly #queue: Pending[] = [];
+  #queue: Item[] = [];
   #queuedBytes = 0;
   #running = false;
   /** `{"type":"close"}` arrived: later messages are ignored. */
@@ -108,9 +81,14 @@ export class Session implements Drainable {
   /** Shutdown began: messages already received are finished, new ones refused. */
   #draining = false;
   #overflow = 0;
-  #current: AbortController | undefined;
-  /** The request being synthesized, while #current is set. */
-  #currentId: string | undefined;
+  /** The utterance that appends go to (queued or being synthesized), until its flush. */
+  #open: Utterance | undefined;
+  /** The request being synthesized. */
+  #current:
+    | { readonly controller: AbortController; readonly requestId: string; readonly utterance?: Utterance }
+    | undefined;
+  /** Answers to cancels, sent once the run they cut has sent its last byte. */
+  readonly #acks: object[] = [];
   #untrack: () => void;
   #idle: (() => void)[] = [];
   /** Closes the session after WS_IDLE_TIMEOUT_S without a message or a ping from the client. */
@@ -120,6 +98,7 @@ export class Session implements Drainable {
   constructor(socket: WebSocket, deps: SessionDeps) {
     this.#socket = socket;
     this.#deps = deps;
+    this.#dialect = deps.dialect ?? NATIVE_DIALECT;
     this.#log = deps.log.child({ sessionId: this.id });
     socket.on('message', (data) => {
       this.#idleTimer?.refresh();
@@ -130,12 +109,18 @@ export class Session implements Drainable {
     this.#idleTimer = this.#startIdleTimer(deps.config.wsIdleTimeoutS);
     socket.on('error', (err) => this.#log.warn({ err: err.message }, 'websocket error'));
     this.#untrack = deps.lifecycle.track(this);
+    for (const frame of this.#dialect.opening(this.id)) void this.#sendControl(frame);
     this.#log.info('session opened');
   }
 
-  /** Finish the messages already received, then close with 1001 (server going away). */
+  /**
+   * Finish the messages already received (an open utterance is flushed: what it received is
+   * spoken), then close with 1001 (server going away).
+   */
   drain(): Promise<void> {
     this.#draining = true;
+    this.#open?.flush();
+    this.#open = undefined;
     return new Promise((resolve) => {
       const close = () => {
         this.#close(1001, 'server shutting down');
@@ -148,14 +133,14 @@ export class Session implements Drainable {
   }
 
   abort(): void {
-    this.#current?.abort();
+    this.#current?.controller.abort();
     this.#close(1001, 'server shutting down');
   }
 
   describe(): { sessionId: string; requestId?: string; queued: number } {
     return {
       sessionId: this.id,
-      ...(this.#currentId !== undefined ? { requestId: this.#currentId } : {}),
+      ...(this.#current ? { requestId: this.#current.requestId } : {}),
       queued: this.#queue.length,
     };
   }
@@ -163,50 +148,182 @@ export class Session implements Drainable {
   #receive(data: Buffer): void {
     if (this.#closeReceived || this.#gone) return;
     const receivedAt = performance.now();
-    let message: Pending['message'];
+    let command: Command;
     try {
-      message = parseMessage(data);
+      command = this.#dialect.parse(data);
     } catch (error) {
-      message = { kind: 'invalid', error }; // answered in turn, by #handle
-    }
-    if (message.kind === 'close') {
-      this.#closeReceived = true;
-      this.#enqueue({ message: null, requestId: undefined, bytes: 0, receivedAt });
+      // Answered in turn, like the message it stands for.
+      this.#admit({ kind: 'invalid', error, requestId: undefined, bytes: data.length }, data.length);
       return;
     }
-    const requestId = message.kind === 'request' ? peekRequestId(message.fields) : undefined;
-    if (this.#draining) {
-      void this.#sendError(
-        ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests'),
-        requestId,
-      );
-      return;
+    switch (command.kind) {
+      case 'close':
+        this.#closeReceived = true;
+        // What the open utterance received is spoken before the session closes.
+        this.#open?.flush();
+        this.#open = undefined;
+        this.#enqueue({ kind: 'close' });
+        return;
+      case 'cancel':
+        this.#cancel(command.requestId);
+        return;
+      case 'append':
+        this.#append(command.fields, receivedAt, data.length);
+        return;
+      case 'flush':
+        this.#flush(command.fields);
+        return;
+      case 'request': {
+        const fields = { ...this.#dialect.defaults, ...command.fields };
+        // Named on arrival, so that a cancel can list it even before it runs.
+        if (fields.request_id === undefined) fields.request_id = randomUUID();
+        const requestId = peekRequestId(fields);
+        if (this.#refuseWhileDraining(requestId)) return;
+        this.#admit({ kind: 'request', fields, requestId, bytes: data.length, receivedAt }, data.length);
+        return;
+      }
     }
+  }
+
+  #refuseWhileDraining(requestId: string | undefined): boolean {
+    if (!this.#draining) return false;
+    void this.#sendError(
+      ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests'),
+      requestId,
+    );
+    return true;
+  }
+
+  /** Queues an item if the session's bounds allow, else answers `busy` (or closes a flooder). */
+  #admit(item: Item, bytes: number): boolean {
     const { wsMaxPending, wsMaxPendingBytes } = this.#deps.config;
-    if (this.#queue.length >= wsMaxPending || this.#queuedBytes + data.length > wsMaxPendingBytes) {
+    if (this.#queue.length >= wsMaxPending || this.#queuedBytes + bytes > wsMaxPendingBytes) {
       this.#overflow++;
       if (this.#overflow > wsMaxPending * FLOOD_FACTOR) {
         this.#log.warn({ pending: this.#queue.length }, 'closing a session that floods past its queue');
         this.#close(1008, 'too many pending messages');
-        return;
+        return false;
       }
       void this.#sendError(
         ttsError(
           'TTS_ERR_BUSY',
           `This session already has ${this.#queue.length} messages (${this.#queuedBytes} bytes) waiting, the most it may hold (${wsMaxPending} messages, ${wsMaxPendingBytes} bytes); wait for synthesis_complete before sending more`,
         ),
-        requestId,
+        itemId(item),
       );
-      return;
+      return false;
     }
     this.#overflow = 0;
-    this.#enqueue({ message, requestId, bytes: data.length, receivedAt });
+    this.#enqueue(item);
+    return true;
   }
 
-  #enqueue(pending: Pending): void {
-    this.#queue.push(pending);
-    this.#queuedBytes += pending.bytes;
+  #enqueue(item: Item): void {
+    this.#queue.push(item);
+    this.#queuedBytes += itemBytes(item);
     if (!this.#running) void this.#pump();
+  }
+
+  /** `append`: text for the open utterance; the first one opens it, with the request's options. */
+  #append(fields: Record<string, unknown>, receivedAt: number, bytes: number): void {
+    const requestId = this.#open?.requestId ?? peekRequestId(fields);
+    try {
+      const text = fields.text;
+      if (typeof text !== 'string') {
+        throw ttsError(
+          'TTS_ERR_INVALID_OPTION',
+          `An append carries its text as a string: {"type": "append", "text": "…"}; got ${text === undefined ? 'no text' : typeof text}`,
+        );
+      }
+      const chars = codePointLength(text);
+      if (chars > this.#deps.config.maxTextChars) {
+        throw ttsError(
+          'TTS_ERR_TEXT_TOO_LONG',
+          `This append has ${chars} characters, over the limit of ${this.#deps.config.maxTextChars} per message; it was not added. Send the text in smaller appends`,
+        );
+      }
+      let utterance = this.#open;
+      if (utterance) {
+        const extra = UTTERANCE_OPTIONS.filter((key) => fields[key] !== undefined);
+        if (
+          extra.length > 0 ||
+          (fields.request_id !== undefined && fields.request_id !== utterance.requestId)
+        ) {
+          throw ttsError(
+            'TTS_ERR_INVALID_OPTION',
+            `Only the first append of an utterance may carry options (${[...extra, ...(fields.request_id !== undefined ? ['request_id'] : [])].join(', ')} here); this append was not added. Flush the utterance to start one with other options`,
+          );
+        }
+      } else {
+        if (this.#refuseWhileDraining(requestId)) return;
+        const options = this.#utteranceOptions({ ...this.#dialect.defaults, ...fields });
+        utterance = new Utterance(options, {
+          maxBufferedBytes: this.#deps.config.utteranceMaxBufferBytes,
+          idleFlushMs: this.#deps.config.utteranceIdleFlushS * 1000,
+        });
+        if (!this.#admit({ kind: 'utterance', utterance, receivedAt }, bytes)) return;
+        this.#open = utterance;
+      }
+      utterance.append(text, chars);
+    } catch (err) {
+      const error = err instanceof AppendRefused ? ttsError('TTS_ERR_TEXT_TOO_LONG', err.message) : err;
+      void this.#sendError(error, requestId);
+    }
+  }
+
+  /** The options of an utterance's first append, validated as a request's (the text comes later). */
+  #utteranceOptions(fields: Record<string, unknown>): SynthesisOptions {
+    const engine = this.#deps.lifecycle.requireEngine({ accepted: true });
+    return parseOptions({ ...fields, text: '.' }, { route: 'ws', config: this.#deps.config, engine });
+  }
+
+  /** `flush`: the open utterance speaks what it holds and ends. */
+  #flush(fields: Record<string, unknown>): void {
+    if (this.#open) {
+      this.#open.flush();
+      this.#open = undefined;
+      return;
+    }
+    this.#admit({ kind: 'empty-flush', requestId: peekRequestId(fields) ?? randomUUID() }, 0);
+  }
+
+  /**
+   * `cancel`: cuts the request in flight at its next chunk and drops the queued ones (only the one
+   * named, with a request_id). The answer follows the last byte of what was cut.
+   */
+  #cancel(target: string | undefined): void {
+    const cancelled: string[] = [];
+    const matches = (id: string | undefined) => target === undefined || id === target;
+    const current = this.#current;
+    let cutting = false;
+    if (current && !current.controller.signal.aborted && matches(current.requestId)) {
+      current.controller.abort();
+      current.utterance?.abandon();
+      if (this.#open === current.utterance) this.#open = undefined;
+      cancelled.push(current.requestId);
+      cutting = true;
+    }
+    const kept: Item[] = [];
+    for (const item of this.#queue) {
+      const id = itemId(item);
+      if (item.kind === 'close' || !matches(id)) {
+        kept.push(item);
+        continue;
+      }
+      this.#queuedBytes -= itemBytes(item);
+      if (item.kind === 'utterance') {
+        item.utterance.abandon();
+        if (this.#open === item.utterance) this.#open = undefined;
+      }
+      if (id !== undefined && item.kind !== 'invalid') cancelled.push(id);
+    }
+    this.#queue = kept;
+    this.#log.info({ target, cancelled }, 'cancelled');
+    const frame = this.#dialect.cancelled(target ?? (cutting ? current?.requestId : undefined), cancelled);
+    if (!frame) return;
+    // In order behind the answers to earlier cancels, and after the cut run's last byte.
+    if (cutting || this.#acks.length > 0) this.#acks.push(frame);
+    else void this.#sendControl(frame);
   }
 
   async #pump(): Promise<void> {
@@ -214,14 +331,16 @@ export class Session implements Drainable {
     try {
       while (this.#queue.length > 0 && !this.#gone) {
         const next = this.#queue.shift()!;
-        this.#queuedBytes -= next.bytes;
-        if (next.message === null) {
+        this.#queuedBytes -= itemBytes(next);
+        if (next.kind === 'close') {
           // Everything received before the close is done.
+          for (const item of this.#queue) if (item.kind === 'utterance') item.utterance.abandon();
           this.#queue.length = 0;
           this.#close(1000, 'closed by client request');
           return;
         }
-        await this.#handle(next.message, next.requestId, next.receivedAt);
+        await this.#handle(next);
+        for (const frame of this.#acks.splice(0)) await this.#sendControl(frame);
       }
     } finally {
       this.#running = false;
@@ -229,20 +348,38 @@ export class Session implements Drainable {
     }
   }
 
-  async #handle(
-    message: Exclude<Pending['message'], null>,
-    peekedId: string | undefined,
-    receivedAt: number,
-  ): Promise<void> {
-    let requestId = peekedId;
+  async #handle(item: Exclude<Item, { kind: 'close' }>): Promise<void> {
+    let requestId = itemId(item);
     try {
-      if (message.kind === 'invalid') throw message.error;
-      if (message.kind === 'close') return; // handled on arrival
-      // Received before any shutdown began (later ones are refused on arrival): finish it.
-      const engine = this.#deps.lifecycle.requireEngine({ accepted: true });
-      const options = parseOptions(message.fields, { route: 'ws', config: this.#deps.config, engine });
-      requestId = options.requestId;
-      await this.#synthesize(engine, options, receivedAt);
+      switch (item.kind) {
+        case 'invalid':
+          throw item.error;
+        case 'empty-flush': {
+          const frame = this.#dialect.complete(item.requestId, undefined);
+          if (frame) await this.#sendControl(frame);
+          return;
+        }
+        case 'utterance': {
+          const engine = this.#deps.lifecycle.requireEngine({ accepted: true });
+          const { utterance } = item;
+          await this.#synthesize(
+            engine,
+            utterance.options,
+            utterance,
+            () => utterance.chars,
+            item.receivedAt,
+          );
+          return;
+        }
+        case 'request': {
+          // Received before any shutdown began (later ones are refused on arrival): finish it.
+          const engine = this.#deps.lifecycle.requireEngine({ accepted: true });
+          const options = parseOptions(item.fields, { route: 'ws', config: this.#deps.config, engine });
+          requestId = options.requestId;
+          await this.#synthesize(engine, options, options.text, () => options.chars, item.receivedAt);
+          return;
+        }
+      }
     } catch (err) {
       await this.#sendError(err, requestId);
     }
@@ -250,50 +387,47 @@ export class Session implements Drainable {
 
   async #synthesize(
     engine: ReturnType<Lifecycle['requireEngine']>,
-    options: ReturnType<typeof parseOptions>,
+    options: SynthesisOptions,
+    text: string | Utterance,
+    chars: () => number,
     receivedAt: number,
   ): Promise<void> {
     const controller = new AbortController();
-    this.#current = controller;
-    this.#currentId = options.requestId;
+    this.#current = {
+      controller,
+      requestId: options.requestId,
+      ...(typeof text === 'string' ? {} : { utterance: text }),
+    };
     try {
-      await this.#sendControl({ type: 'synthesis_start', request_id: options.requestId });
+      const start = this.#dialect.start(options.requestId);
+      if (start) await this.#sendControl(start);
       const run = engine.synthesize(
-        { text: options.text, voice: options.voice, speed: options.speed },
+        { text, voice: options.voice, speed: options.speed },
         { format: options.format, sampleRate: options.sampleRate },
         { signal: controller.signal, startedAt: receivedAt },
       );
       for await (const bytes of run) {
-        if (this.#gone) break;
+        // A cancel or the client's leaving: nothing more of this request is sent.
+        if (this.#gone || controller.signal.aborted) break;
         await this.#send(bytes, true);
       }
-      if (this.#gone) return;
+      if (this.#gone || controller.signal.aborted) return;
       const figures = run.figures();
-      await this.#sendControl({
-        type: 'synthesis_complete',
-        request_id: options.requestId,
-        total_duration_s: figures.audioS,
-        elapsed_s: figures.elapsedMs / 1000,
-        time_to_first_audio_s: figures.ttfaMs / 1000,
-        inference_s: figures.inferenceMs / 1000,
-        first_chunk_inference_s: figures.firstInferenceMs / 1000,
-        first_chunk_frontend_s: figures.firstFrontEndMs / 1000,
-        chunks: figures.chunks,
-      });
+      const complete = this.#dialect.complete(options.requestId, figures);
+      if (complete) await this.#sendControl(complete);
       recordCompletion(this.#log, this.#deps.lifecycle.metrics, {
         route: 'ws',
         requestId: options.requestId,
         format: options.format,
-        chars: options.chars,
+        chars: chars(),
         figures,
       });
     } finally {
       this.#current = undefined;
-      this.#currentId = undefined;
     }
   }
 
-  #sendControl(frame: ControlFrame): Promise<void> {
+  #sendControl(frame: object): Promise<void> {
     return this.#send(JSON.stringify(frame), false);
   }
 
@@ -301,7 +435,8 @@ export class Session implements Drainable {
     if (this.#gone || isCancelled(err)) return;
     const { status, body } = toErrorBody(err, requestId);
     recordRefusal(this.#log, this.#deps.lifecycle.metrics, err, status, body.code, requestId);
-    await this.#sendControl(body);
+    const frame = this.#dialect.error(body);
+    if (frame) await this.#sendControl(frame);
   }
 
   /**
@@ -326,13 +461,14 @@ export class Session implements Drainable {
 
   /**
    * The idle clock: one timer, refreshed by every message and ping. Voice agents hold sessions
-   * through long silences, so the limit is generous; a session still synthesizing or holding
-   * messages is never idle.
+   * through long silences, so the limit is generous. A session synthesizing or holding messages is
+   * never idle, unless all it does is wait for the text of an utterance that no append feeds.
    */
   #startIdleTimer(seconds: number): NodeJS.Timeout | undefined {
     if (seconds === 0) return undefined;
     const timer = setTimeout(() => {
-      if (this.#running || this.#queue.length > 0) {
+      const starved = this.#current?.utterance?.starved === true;
+      if (!starved && (this.#running || this.#queue.length > 0)) {
         timer.refresh();
         return;
       }
@@ -346,10 +482,13 @@ export class Session implements Drainable {
     if (this.#gone) return;
     this.#gone = true;
     clearTimeout(this.#idleTimer);
-    if (this.#current && this.#currentId !== undefined) {
-      recordClientGone(this.#log, this.#deps.lifecycle.metrics, this.#currentId, 'ws');
+    if (this.#current) {
+      recordClientGone(this.#log, this.#deps.lifecycle.metrics, this.#current.requestId, 'ws');
+      this.#current.controller.abort();
+      this.#current.utterance?.abandon();
     }
-    this.#current?.abort();
+    for (const item of this.#queue) if (item.kind === 'utterance') item.utterance.abandon();
+    this.#open?.abandon();
     this.#queue.length = 0;
     this.#untrack();
     for (const wake of this.#idle.splice(0)) wake();

@@ -37,6 +37,8 @@ function post(message: FromWorker, transfer: ArrayBuffer[] = []): void {
 // (onnxruntime-node throws from native code into a dying environment). So the thread ends only
 // between native calls: at once when none runs, else as soon as the running one returns.
 let stopRequested = false;
+/** Jobs cancelled while running (or about to run): their remaining pieces are skipped. */
+const cancelled = new Set<number>();
 let nativeCalls = 0;
 
 function endThread(): never {
@@ -65,11 +67,15 @@ async function runJob(job: SentenceJob): Promise<void> {
     if (job.text.includes('__crash_worker__')) process.exit(70);
     if (job.text.includes('__fail_inference__')) throw new Error('injected inference failure');
   }
+  for (const id of cancelled) if (id < job.id) cancelled.delete(id); // arrived after their job ended
   const t0 = performance.now();
   const pieces = await frontEnd(job.text, job.lang);
   const frontEndMs = performance.now() - t0;
   const table = await voices.get(job.voice);
+  let run = 0;
   for (const [i, piece] of pieces.entries()) {
+    if (cancelled.delete(job.id)) break;
+    run++;
     const ids = phonemesToIds(piece);
     const started = performance.now();
     const waveform = await native(() => session.run(padIds(ids), styleRow(table, ids.length), job.speed));
@@ -87,7 +93,8 @@ async function runJob(job: SentenceJob): Promise<void> {
       [samples.buffer as ArrayBuffer],
     );
   }
-  post({ type: 'end', id: job.id, frontEndMs, pieces: pieces.length });
+  cancelled.delete(job.id);
+  post({ type: 'end', id: job.id, frontEndMs, pieces: run });
 }
 
 async function start(): Promise<void> {
@@ -134,6 +141,11 @@ port.on('message', (message: ToWorker) => {
   if (message.type === 'stop') {
     stopRequested = true;
     if (nativeCalls === 0) endThread();
+    return;
+  }
+  if (message.type === 'cancel') {
+    // Handled on arrival, not in turn: the job it names is running now.
+    cancelled.add(message.id);
     return;
   }
   chain = chain.then(() =>

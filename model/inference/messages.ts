@@ -41,7 +41,13 @@ export interface StopMessage {
   readonly type: 'stop';
 }
 
-export type ToWorker = SentenceJob | StopMessage;
+/** The job's remaining pieces are dropped; it ends with `end` after the call in progress. */
+export interface CancelMessage {
+  readonly type: 'cancel';
+  readonly id: number;
+}
+
+export type ToWorker = SentenceJob | StopMessage | CancelMessage;
 
 export type FromWorker =
   | {
@@ -65,5 +71,6 @@ export type FromWorker =
       /** Normalization and phonemization of the whole sentence; set on its first chunk only. */
       readonly frontEndMs?: number;
     }
+  /** `pieces`: inferences run for the job (fewer than its pieces when it was cancelled). */
   | { readonly type: 'end'; readonly id: number; readonly frontEndMs: number; readonly pieces: number }
   | { readonly type: 'error'; readonly id: number; readonly message: string };

@@ -88,6 +88,7 @@ export class WorkerPool {
   readonly #queue: Pending[] = [];
   #nextId = 1;
   #completed = 0;
+  #inferences = 0;
   #closed = false;
   #info: PoolInfo | undefined;
 
@@ -135,6 +136,11 @@ export class WorkerPool {
   /** Sentences synthesized to the end since the pool started (cancelled ones are not counted). */
   get completed(): number {
     return this.#completed;
+  }
+
+  /** Inferences run to the end since the pool started, cancelled sentences' included. */
+  get inferences(): number {
+    return this.#inferences;
   }
 
   /** Workers running a sentence now. */
@@ -274,6 +280,7 @@ export class WorkerPool {
         break;
       case 'end':
         slot.current = undefined;
+        this.#inferences += message.pieces;
         if (!current.done) this.#completed++;
         this.#settle(current, undefined, { frontEndMs: message.frontEndMs, pieces: message.pieces });
         this.#dispatch();
@@ -323,8 +330,13 @@ export class WorkerPool {
   #cancel(pending: Pending): void {
     const i = this.#queue.indexOf(pending);
     if (i >= 0) this.#queue.splice(i, 1);
-    // A running job cannot be interrupted (inference is one native call), but its results are
-    // dropped and the worker takes the next job when it ends.
+    else {
+      // Running: the worker drops the pieces it has not started. The call in progress cannot be
+      // interrupted (it is one native call); its result is discarded, and the worker takes the
+      // next job when it ends.
+      const slot = this.#slots.find((s) => s?.current === pending);
+      slot?.worker.postMessage({ type: 'cancel', id: pending.job.id } satisfies ToWorker);
+    }
     this.#settle(pending, new JobError('cancelled', 'cancelled'));
   }
 
