@@ -51,6 +51,8 @@ export interface SynthesisRequest {
   readonly text: string | AsyncIterable<string>;
   readonly voice: ResolvedVoice;
   readonly speed: number;
+  /** Time the words (only when `info.capabilities.timestamps`). */
+  readonly timestamps?: boolean;
 }
 
 export interface EngineInfo {
@@ -67,6 +69,8 @@ export interface EngineInfo {
   readonly voices: number;
   /** Output formats available on this machine (AAC needs ffmpeg). */
   readonly formats: readonly AudioFormat[];
+  /** What the loaded export can do beyond audio: word timestamps need its durations output. */
+  readonly capabilities: { readonly timestamps: boolean };
 }
 
 export interface Engine {
@@ -146,6 +150,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     warmupLadder: poolInfo.ladder,
     voices: voices.ids.length,
     formats,
+    capabilities: { timestamps: poolInfo.contract.durations !== undefined },
   };
 
   async function* stream(request: SynthesisRequest, signal?: AbortSignal): AsyncGenerator<AudioChunk> {
@@ -163,7 +168,13 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
         let wake: (() => void) | undefined;
         pool
           .run(
-            { text: sentence, lang: request.voice.lang, voice: request.voice, speed: request.speed },
+            {
+              text: sentence,
+              lang: request.voice.lang,
+              voice: request.voice,
+              speed: request.speed,
+              ...(request.timestamps ? { timestamps: true } : {}),
+            },
             (piece) => {
               ready.push({ ...piece, sentence: index });
               wake?.();
@@ -255,6 +266,7 @@ async function* sentencesOf(
 
 // The vocabulary of the model that the server and the scripts use, through this one door.
 export type { AudioChunk, OutputFormat, RunFigures, SynthesisRun } from './synthesis-run.ts';
+export type { WordTiming } from './text/alignment.ts';
 export { SynthesisError } from './synthesis-run.ts';
 export { DTYPE_FILES, type Dtype } from './kokoro/constants.ts';
 export { ModelDirError, locateModel } from './kokoro/model-dir.ts';

@@ -12,6 +12,7 @@ import type { StreamEncoder } from './audio/encoder.ts';
 import { wavFile } from './audio/wav.ts';
 import { JobError } from './inference/worker-pool.ts';
 import { SAMPLE_RATE } from './kokoro/constants.ts';
+import type { WordTiming } from './text/alignment.ts';
 
 /** Mono PCM16 at 24 kHz from the model, with what it cost. */
 export interface AudioChunk {
@@ -23,6 +24,8 @@ export interface AudioChunk {
   readonly inferenceMs: number;
   /** Normalization and phonemization time of the sentence, on its first chunk. */
   readonly frontEndMs?: number;
+  /** With timestamps: the words that end in this chunk, timed from the chunk's start. */
+  readonly words?: readonly WordTiming[];
 }
 
 /** What the audio is encoded as. */
@@ -31,6 +34,11 @@ export interface OutputFormat {
   readonly sampleRate: number;
   /** One complete file at the end (a WAV with its real sizes) instead of a stream. */
   readonly complete?: boolean;
+  /**
+   * Called with each chunk's words (timestamps requested), on the request's audio clock, before
+   * any byte of that chunk's audio is handed over.
+   */
+  readonly onWords?: (words: readonly WordTiming[]) => void;
 }
 
 /** A run's figures, in milliseconds and seconds of audio. */
@@ -100,6 +108,16 @@ export function runSynthesis(
     let ended = false;
     try {
       for await (const chunk of chunks) {
+        if (chunk.words && output.onWords) {
+          const offset = samples / SAMPLE_RATE;
+          output.onWords(
+            chunk.words.map((w) => ({
+              word: w.word,
+              start_s: round(Math.max(0, offset + w.start_s), 3),
+              end_s: round(Math.max(0, offset + w.end_s), 3),
+            })),
+          );
+        }
         samples += chunk.samples.length; // before the samples are handed (transferred) to the encoder
         count++;
         inferenceMs += chunk.inferenceMs;

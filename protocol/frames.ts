@@ -51,7 +51,19 @@ export interface SynthesisCancelledFrame {
   readonly cancelled: readonly string[];
 }
 
+/** A chunk's words, before that chunk's audio (requests with `"timestamps": true`). */
+export interface WordTimestampsFrame {
+  readonly type: 'word_timestamps';
+  readonly request_id: string;
+  /**
+   * The original text's words (split at white space) that end in this chunk, in text order, on
+   * the request's audio clock: seconds from its first sample, continuing across chunks.
+   */
+  readonly words: readonly { readonly word: string; readonly start_s: number; readonly end_s: number }[];
+}
+
 export type ControlFrame =
+  | WordTimestampsFrame
   | SynthesisStartFrame
   | SynthesisCompleteFrame
   | SynthesisCancelledFrame

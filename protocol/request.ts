@@ -26,6 +26,11 @@ export interface SynthesisOptions {
   readonly request_id?: string;
   /** Epoch seconds of sending (above 1e11: milliseconds); a request older than the server's limit is refused as stale. */
   readonly request_timestamp?: number;
+  /**
+   * `word_timestamps` frames (SSE events) before each chunk's audio. Needs a timestamped model
+   * export (`/ping` lists `capabilities.word_timestamps`); refused with `timestamps_unavailable` otherwise.
+   */
+  readonly timestamps?: boolean;
 }
 
 /** POST only: how the answer travels. */

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs the system tools the tests use, when missing: ffmpeg/ffprobe (to decode every audio
-# format the server produces, and to encode AAC), curl, and shellcheck (for docker/*.sh).
+# format the server produces, and to encode AAC), curl, shellcheck (for docker/*.sh), and Debian's
+# Python with python3-websockets (a client that speaks to the Deepgram route as Pipecat does).
 # Debian/Ubuntu (apt); uses sudo when not root. Safe to run again: it does nothing when everything
 # is there.
 set -eu
@@ -13,6 +14,10 @@ for tool in ffmpeg:ffmpeg ffprobe:ffmpeg curl:curl shellcheck:shellcheck; do
   missing="$missing $command"
   case " $packages " in *" $package "*) ;; *) packages="$packages $package" ;; esac
 done
+if ! /usr/bin/python3 -c 'import websockets' >/dev/null 2>&1; then
+  missing="$missing python3-websockets"
+  packages="$packages python3 python3-websockets"
+fi
 [ -z "$missing" ] && exit 0
 echo "installing:$missing (apt:$packages)"
 if [ "$(id -u)" -eq 0 ]; then run=""; else run="sudo"; fi

@@ -13,6 +13,7 @@ import { VoiceStore, styleRow } from '../kokoro/voices.ts';
 import type { FromWorker, SentenceJob, ToWorker, WorkerInit } from './messages.ts';
 import type { LanguageCode } from '../kokoro/constants.ts';
 import { warmupIds, warmupLengths, type WarmupStep } from './warmup.ts';
+import { WordTimer, planWords } from '../text/alignment.ts';
 
 const port = parentPort;
 if (!port) throw new Error('model/inference/inference-worker.ts must run in a worker thread');
@@ -56,9 +57,12 @@ async function native<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The normalization rules a language uses (English's; British for `b`). */
+const englishOf = (lang: LanguageCode): 'a' | 'b' => (lang === 'b' ? 'b' : 'a');
+
 /** Phonemes for one sentence, filtered to the vocabulary and split into inference-sized pieces. */
 async function frontEnd(text: string, lang: LanguageCode): Promise<string[]> {
-  const normalized = normalizeText(text, lang === 'b' ? 'b' : 'a');
+  const normalized = normalizeText(text, englishOf(lang));
   return splitPhonemes(keepKnownPhonemes(await phonemize(normalized, lang)));
 }
 
@@ -70,6 +74,9 @@ async function runJob(job: SentenceJob): Promise<void> {
   for (const id of cancelled) if (id < job.id) cancelled.delete(id); // arrived after their job ended
   const t0 = performance.now();
   const pieces = await frontEnd(job.text, job.lang);
+  const timer = job.timestamps
+    ? new WordTimer(planWords(job.text, (word) => normalizeText(word, englishOf(job.lang)), pieces))
+    : undefined;
   const frontEndMs = performance.now() - t0;
   const table = await voices.get(job.voice);
   let run = 0;
@@ -78,8 +85,11 @@ async function runJob(job: SentenceJob): Promise<void> {
     run++;
     const ids = phonemesToIds(piece);
     const started = performance.now();
-    const waveform = await native(() => session.run(padIds(ids), styleRow(table, ids.length), job.speed));
+    const { waveform, durations } = await native(() =>
+      session.run(padIds(ids), styleRow(table, ids.length), job.speed),
+    );
     const inferenceMs = performance.now() - started;
+    const words = timer && durations ? timer.piece(i, durations, waveform.length) : undefined;
     const samples = floatToPcm16(waveform);
     post(
       {
@@ -89,6 +99,7 @@ async function runJob(job: SentenceJob): Promise<void> {
         phonemeCount: ids.length,
         inferenceMs,
         ...(i === 0 ? { frontEndMs } : {}),
+        ...(words ? { words } : {}),
       },
       [samples.buffer as ArrayBuffer],
     );

@@ -6,6 +6,7 @@ import type { LanguageCode } from '../kokoro/constants.ts';
 import type { ModelContract, Device, Provider } from './ort-session.ts';
 import type { ResolvedVoice } from '../kokoro/voices.ts';
 import type { WarmupSetting, WarmupStep } from './warmup.ts';
+import type { WordTiming } from '../text/alignment.ts';
 
 export interface WorkerInit {
   readonly modelFile: string;
@@ -30,6 +31,8 @@ export interface SentenceJob {
   readonly lang: LanguageCode;
   readonly voice: ResolvedVoice;
   readonly speed: number;
+  /** Time the words (the model must have a durations output). */
+  readonly timestamps?: boolean;
 }
 
 /**
@@ -70,6 +73,8 @@ export type FromWorker =
       readonly inferenceMs: number;
       /** Normalization and phonemization of the whole sentence; set on its first chunk only. */
       readonly frontEndMs?: number;
+      /** With `timestamps`: the words that end in this chunk, timed from its start. */
+      readonly words?: readonly WordTiming[];
     }
   /** `pieces`: inferences run for the job (fewer than its pieces when it was cancelled). */
   | { readonly type: 'end'; readonly id: number; readonly frontEndMs: number; readonly pieces: number }

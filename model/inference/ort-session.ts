@@ -19,6 +19,18 @@ export interface ModelContract {
   readonly speed: string;
   readonly speedType: 'float32' | 'int32';
   readonly output: string;
+  /**
+   * The timestamped exports' per-token durations (frames of 600 samples, padding included):
+   * `durations` (float32, onnx-community) or `duration` (int64, hexgrad's export script).
+   */
+  readonly durations?: string;
+}
+
+/** One inference's results. */
+export interface Inference {
+  readonly waveform: Float32Array;
+  /** One duration per input id (padding included), in frames, when the export has them. */
+  readonly durations?: Float64Array;
 }
 
 export class ModelContractError extends Error {
@@ -84,9 +96,11 @@ export function readContract(
   const ids = find(['input_ids', 'tokens']);
   const style = find(['style', 'ref_s']);
   const speed = find(['speed']);
+  const durations = outputs.find((m) => ['durations', 'duration'].includes(m.name));
+  const audioOutputs = outputs.filter((m) => m !== durations);
   const output =
-    outputs.find((m) => ['waveform', 'audio'].includes(m.name)) ??
-    (outputs.length === 1 ? outputs[0] : undefined);
+    audioOutputs.find((m) => ['waveform', 'audio'].includes(m.name)) ??
+    (audioOutputs.length === 1 ? audioOutputs[0] : undefined);
   if (!ids || !style || !speed || !output || inputs.length !== 3) {
     throw new ModelContractError(
       `This is not a Kokoro model export: expected inputs input_ids|tokens (int64), style (float32) and speed, and a waveform|audio output; the model declares ${describe()}`,
@@ -103,7 +117,18 @@ export function readContract(
   }
   if (typeOf(output) !== 'float32')
     throw new ModelContractError(`Output ${output.name} should be float32; it is ${typeOf(output)}`);
-  return { ids: ids.name, style: style.name, speed: speed.name, speedType, output: output.name };
+  if (durations && !['float32', 'int64', 'int32'].includes(typeOf(durations)))
+    throw new ModelContractError(
+      `Output ${durations.name} should be float32 or int64; it is ${typeOf(durations)}`,
+    );
+  return {
+    ids: ids.name,
+    style: style.name,
+    speed: speed.name,
+    speedType,
+    output: output.name,
+    ...(durations ? { durations: durations.name } : {}),
+  };
 }
 
 export interface SessionOptions {
@@ -158,7 +183,7 @@ export class KokoroSession {
   }
 
   /** Runs one inference: ids already padded `[0, …, 0]`, one style row, a speed. */
-  async run(ids: BigInt64Array, style: Float32Array, speed: number): Promise<Float32Array> {
+  async run(ids: BigInt64Array, style: Float32Array, speed: number): Promise<Inference> {
     if (style.length !== STYLE_DIM) throw new Error(`style must have ${STYLE_DIM} values`);
     const c = this.contract;
     const feeds: Record<string, ort.Tensor> = {
@@ -171,11 +196,14 @@ export class KokoroSession {
     };
     const result = await this.#session.run(feeds);
     const out = result[c.output]!;
-    const data = out.data as Float32Array;
-    // Copy out of ORT's buffer so the tensor can be released.
-    const samples = new Float32Array(data);
+    // Copy out of ORT's buffers so the tensors can be released.
+    const waveform = new Float32Array(out.data as Float32Array);
     out.dispose();
-    return samples;
+    const frames = c.durations ? result[c.durations] : undefined;
+    if (!frames) return { waveform };
+    const durations = Float64Array.from(frames.data as ArrayLike<number | bigint>, Number);
+    frames.dispose();
+    return { waveform, durations };
   }
 
   async release(): Promise<void> {

@@ -10,6 +10,7 @@ import { startWorker } from '../threads.ts';
 import type { ModelContract, Provider } from './ort-session.ts';
 import type { ResolvedVoice } from '../kokoro/voices.ts';
 import type { WarmupStep } from './warmup.ts';
+import type { WordTiming } from '../text/alignment.ts';
 import type { FromWorker, SentenceJob, ToWorker, WorkerInit } from './messages.ts';
 
 export interface SentenceRequest {
@@ -17,6 +18,7 @@ export interface SentenceRequest {
   readonly lang: LanguageCode;
   readonly voice: ResolvedVoice;
   readonly speed: number;
+  readonly timestamps?: boolean;
 }
 
 export interface PieceResult {
@@ -26,6 +28,8 @@ export interface PieceResult {
   readonly inferenceMs: number;
   /** Text front end time for the sentence, on its first piece. */
   readonly frontEndMs?: number;
+  /** The words ending in this piece, timed from its start (timestamps requested). */
+  readonly words?: readonly WordTiming[];
 }
 
 export interface PoolInfo {
@@ -276,6 +280,7 @@ export class WorkerPool {
           phonemeCount: message.phonemeCount,
           inferenceMs: message.inferenceMs,
           ...(message.frontEndMs !== undefined ? { frontEndMs: message.frontEndMs } : {}),
+          ...(message.words ? { words: message.words } : {}),
         });
         break;
       case 'end':

@@ -19,7 +19,8 @@ export const pingRoutes: FastifyPluginAsync<{ lifecycle: Lifecycle }> = async (a
       reply.code(503);
       return { status: 'degraded', workers: 0 };
     }
-    const { provider, fallbackReason, dtype, layout, voices, formats, warmupLadder } = engine.info;
+    const { provider, fallbackReason, dtype, layout, voices, formats, warmupLadder, capabilities } =
+      engine.info;
     return {
       status: 'healthy',
       provider,
@@ -29,6 +30,7 @@ export const pingRoutes: FastifyPluginAsync<{ lifecycle: Lifecycle }> = async (a
       workers: load.workers, // ready now, not as configured
       voices,
       formats,
+      capabilities: { word_timestamps: capabilities.timestamps },
       warmed_lengths: warmupLadder.map((s) => s.tokens),
       queued: load.queued,
       busy: load.busy,

@@ -1,0 +1,206 @@
+/**
+ * Word timestamps: which stretch of phoneme tokens each word of the original text became, and,
+ * once the model has said how long each token lasts, when each word is spoken.
+ *
+ * Kokoro's timestamped export returns one duration per input token (padding included) in frames
+ * of 600 samples at 24 kHz (40 per second), already divided by the speed; the waveform is the
+ * frames end to end (hexgrad/kokoro `pipeline.py`, `join_timestamps`; Kokoros `koko.rs`).
+ *
+ * Words are the original text's, split at white space ("$5," stays one word), because that is what
+ * a caption or an interrupted agent needs. Mapping them to tokens: the front end turns each word
+ * into some number of spoken words (normalization: "$5" → "five dollars"), and espeak writes one
+ * space-separated group of phonemes per spoken word. When the counts agree, every word gets its
+ * groups exactly. espeak sometimes joins words ("of the" → "ʌvðə"); then the words are spread over
+ * the tokens in proportion to their spoken length, which keeps them in order and covering the audio.
+ */
+
+/** A place between two tokens of one piece: `index` tokens of piece `piece` lie before it. */
+export interface TokenPosition {
+  readonly piece: number;
+  readonly index: number;
+}
+
+export interface PlannedWord {
+  readonly word: string;
+  readonly start: TokenPosition;
+  readonly end: TokenPosition;
+}
+
+export interface WordTiming {
+  readonly word: string;
+  /** Seconds from the start of the piece the timing is reported with (earlier pieces: negative). */
+  readonly start_s: number;
+  readonly end_s: number;
+}
+
+/** Samples per duration frame, and the model's sample rate. */
+const FRAME_SAMPLES = 600;
+const SAMPLE_RATE = 24_000;
+
+/** Kokoro's punctuation symbols: a word's time excludes the pause written after it. */
+const PUNCTUATION = new Set([...';:,.!?¡¿—…"«»“”()']);
+
+interface Group {
+  readonly piece: number;
+  readonly start: number;
+  readonly end: number;
+}
+
+/** Space-separated groups of each piece, trimmed of punctuation unless that is all they are. */
+function groupsOf(pieces: readonly string[]): Group[] {
+  const groups: Group[] = [];
+  pieces.forEach((text, piece) => {
+    const symbols = [...text];
+    let i = 0;
+    while (i < symbols.length) {
+      if (symbols[i] === ' ') {
+        i++;
+        continue;
+      }
+      let end = i;
+      while (end < symbols.length && symbols[end] !== ' ') end++;
+      let s = i;
+      let e = end;
+      while (s < e && PUNCTUATION.has(symbols[s]!)) s++;
+      while (e > s && PUNCTUATION.has(symbols[e - 1]!)) e--;
+      groups.push(s < e ? { piece, start: s, end: e } : { piece, start: i, end });
+      i = end;
+    }
+  });
+  return groups;
+}
+
+const spokenWords = (normalized: string): number => normalized.split(/\s+/).filter(Boolean).length;
+
+/**
+ * Plans the words of `original` (one sentence) onto the token pieces the model will run.
+ * `normalize` is the front end's normalization, applied to each word alone to count what it becomes.
+ */
+export function planWords(
+  original: string,
+  normalize: (word: string) => string,
+  pieces: readonly string[],
+): PlannedWord[] {
+  const words = original.split(/\s+/).filter(Boolean);
+  if (words.length === 0 || pieces.length === 0) return [];
+  const spoken = words.map((w) => normalize(w));
+  const counts = spoken.map(spokenWords);
+  const groups = groupsOf(pieces);
+  const total = counts.reduce((a, b) => a + b, 0);
+  if (total === groups.length && total > 0) {
+    const planned: PlannedWord[] = [];
+    let g = 0;
+    for (const [i, word] of words.entries()) {
+      const n = counts[i]!;
+      if (n === 0) {
+        // Nothing spoken (a lone symbol normalization drops): an instant where it stands.
+        const at = g < groups.length ? groups[g]! : groups[groups.length - 1]!;
+        const position =
+          g < groups.length ? { piece: at.piece, index: at.start } : { piece: at.piece, index: at.end };
+        planned.push({ word, start: position, end: position });
+        continue;
+      }
+      const first = groups[g]!;
+      const last = groups[g + n - 1]!;
+      planned.push({
+        word,
+        start: { piece: first.piece, index: first.start },
+        end: { piece: last.piece, index: last.end },
+      });
+      g += n;
+    }
+    return planned;
+  }
+  return proportional(words, spoken, pieces);
+}
+
+/** Words spread over all tokens by their spoken length (at least one), boundaries at token edges. */
+function proportional(
+  words: readonly string[],
+  spoken: readonly string[],
+  pieces: readonly string[],
+): PlannedWord[] {
+  const lengths = pieces.map((p) => [...p].length);
+  const tokens = lengths.reduce((a, b) => a + b, 0);
+  const weights = spoken.map((s, i) => Math.max(1, s.replace(/\s+/g, '').length || words[i]!.length));
+  const sum = weights.reduce((a, b) => a + b, 0);
+  const at = (global: number): TokenPosition => {
+    let rest = Math.min(tokens, Math.max(0, global));
+    for (const [piece, n] of lengths.entries()) {
+      if (rest <= n && (rest < n || piece === lengths.length - 1)) return { piece, index: rest };
+      rest -= n;
+    }
+    return { piece: lengths.length - 1, index: lengths[lengths.length - 1]! };
+  };
+  const planned: PlannedWord[] = [];
+  let acc = 0;
+  for (const [i, word] of words.entries()) {
+    const from = Math.round((acc / sum) * tokens);
+    acc += weights[i]!;
+    const to = Math.round((acc / sum) * tokens);
+    planned.push({ word, start: at(from), end: at(to) });
+  }
+  return planned;
+}
+
+/**
+ * Times the planned words as the pieces come back from the model. Each word is reported with the
+ * piece it ends in, so a word's timing always arrives before the audio that completes it.
+ */
+export class WordTimer {
+  readonly #plan: readonly PlannedWord[];
+  /** Per piece seen so far: seconds from its start to each token edge, and its length. */
+  readonly #edges: Float64Array[] = [];
+  readonly #lengths: number[] = [];
+  #next = 0;
+
+  constructor(plan: readonly PlannedWord[]) {
+    this.#plan = plan;
+  }
+
+  /**
+   * Adds piece `piece` (in order): its token durations (padding first and last, as the model gives
+   * them) and the samples it produced. Returns the words ending in it, timed from its start.
+   */
+  piece(piece: number, durations: ArrayLike<number>, samples: number): WordTiming[] {
+    const tokens = durations.length - 2;
+    const edges = new Float64Array(Math.max(0, tokens) + 1);
+    let frames = 0;
+    for (let i = 0; i < durations.length; i++) frames += Math.max(0, Number(durations[i]));
+    // The waveform is the frames end to end; scaling by the real sample count keeps every word
+    // inside the audio even for an export whose frames do not add up exactly.
+    const seconds = samples / SAMPLE_RATE;
+    const scale = frames > 0 ? seconds / frames : 0;
+    let t = Math.max(0, Number(durations[0] ?? 0)) * scale; // the leading pad: silence before the first word
+    for (let i = 0; i <= tokens; i++) {
+      edges[i] = t;
+      if (i < tokens) t += Math.max(0, Number(durations[i + 1])) * scale;
+    }
+    this.#edges[piece] = edges;
+    this.#lengths[piece] = seconds;
+    const out: WordTiming[] = [];
+    while (this.#next < this.#plan.length && this.#plan[this.#next]!.end.piece <= piece) {
+      const { word, start, end } = this.#plan[this.#next++]!;
+      out.push({ word, start_s: round(this.#time(start, piece)), end_s: round(this.#time(end, piece)) });
+    }
+    return out;
+  }
+
+  /** Seconds from the start of piece `from` to `position` (in that piece or an earlier one). */
+  #time(position: TokenPosition, from: number): number {
+    const edges = this.#edges[position.piece];
+    const within = edges ? (edges[Math.min(position.index, edges.length - 1)] ?? 0) : 0;
+    let before = 0;
+    for (let p = position.piece; p < from; p++) before += this.#lengths[p] ?? 0;
+    return within - before;
+  }
+}
+
+const round = (seconds: number): number => Math.round(seconds * 1000) / 1000;
+
+/** Frames of 600 samples at 24 kHz, for tests and the stand-in: the audio length durations imply. */
+export function samplesForDurations(durations: ArrayLike<number>): number {
+  let frames = 0;
+  for (let i = 0; i < durations.length; i++) frames += Number(durations[i]);
+  return frames * FRAME_SAMPLES;
+}

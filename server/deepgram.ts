@@ -1,0 +1,124 @@
+/**
+ * Deepgram's text-to-speech WebSocket protocol (`/v1/speak`), so that a client written for it —
+ * Pipecat's `DeepgramSageMakerTTSService` above all — drives a Kokoro session unchanged.
+ *
+ * Query: `model` (a Kokoro voice or blend; another name, such as `aura-2-helena-en`, falls back to
+ * the default voice with one `Warning`), `encoding` (`linear16` or `mulaw`), `sample_rate`, `speed`.
+ * Client messages: `Speak` (text for the open utterance), `Flush` (speak it; answered by `Flushed`
+ * after its audio), `Clear` (barge-in; answered by `Cleared`, and no audio from before it
+ * follows), `Close` (finish, then close). The server sends `Metadata` first, audio as binary
+ * frames, and problems as `Warning` frames; the session stays open.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Engine } from '../model/engine.ts';
+import { FORMATS } from '../protocol/formats.ts';
+import { SPEED_MAX, SPEED_MIN } from '../protocol/request.ts';
+import type { Config } from './config.ts';
+import { ttsError } from './errors.ts';
+import { decodeText, parseJsonObject, type Command, type SessionDialect } from './session-messages.ts';
+
+export const DEEPGRAM_PATH = '/v1/speak';
+
+/** The invocation path a SageMaker client names for this protocol (Pipecat: `v1/speak`). */
+export function isDeepgramPath(path: string | undefined): boolean {
+  return path !== undefined && path.replace(/^\/+/, '').split('?')[0] === DEEPGRAM_PATH.slice(1);
+}
+
+const ENCODINGS = { linear16: 'pcm', mulaw: 'mulaw' } as const;
+
+/** Refused at connection time (a bad query): the session closes with 1008 after saying why. */
+export class DeepgramQueryError extends Error {
+  override name = 'DeepgramQueryError';
+}
+
+/** Same for every session of this process: Deepgram's `model_uuid` names the model loaded. */
+const MODEL_UUID = randomUUID();
+
+/**
+ * The dialect of one session opened with `query`.
+ * @throws DeepgramQueryError for an encoding or sample rate the server cannot give.
+ */
+export function deepgramDialect(query: URLSearchParams, engine: Engine, config: Config): SessionDialect {
+  const warnings: { description: string; code: string }[] = [];
+  const requested = query.get('model') ?? '';
+  let voice = config.defaultVoice;
+  if (requested !== '') {
+    try {
+      engine.voices.resolve(requested);
+      voice = requested;
+    } catch {
+      warnings.push({
+        code: 'MODEL_NOT_FOUND',
+        description: `model "${requested.slice(0, 64)}" is not a Kokoro voice; speaking with the default voice ${config.defaultVoice}`,
+      });
+    }
+  }
+  const encoding = query.get('encoding') ?? 'linear16';
+  if (!(encoding in ENCODINGS)) {
+    throw new DeepgramQueryError(
+      `encoding "${encoding.slice(0, 32)}" is not supported; use linear16 or mulaw`,
+    );
+  }
+  const format = ENCODINGS[encoding as keyof typeof ENCODINGS];
+  const rates = FORMATS[format].rates as readonly number[];
+  const rateText = query.get('sample_rate');
+  const sampleRate = rateText === null ? FORMATS[format].defaultRate : Number(rateText);
+  if (!rates.includes(sampleRate)) {
+    throw new DeepgramQueryError(
+      `sample_rate ${JSON.stringify(rateText)} is not supported for ${encoding}; use one of ${rates.join(', ')}`,
+    );
+  }
+  const speedText = query.get('speed');
+  const speed = speedText === null ? undefined : Number(speedText);
+  if (speed !== undefined && !(speed >= SPEED_MIN && speed <= SPEED_MAX)) {
+    throw new DeepgramQueryError(
+      `speed ${JSON.stringify(speedText)} should be from ${SPEED_MIN} to ${SPEED_MAX}`,
+    );
+  }
+
+  let flushed = 0;
+  let cleared = 0;
+  return {
+    parse: parseDeepgramMessage,
+    opening: (sessionId) => [
+      {
+        type: 'Metadata',
+        request_id: sessionId,
+        model_name: voice,
+        model_version: 'kokoro-82m-v1.0',
+        model_uuid: MODEL_UUID,
+      },
+      ...warnings.map((w) => ({ type: 'Warning', ...w })),
+    ],
+    start: () => undefined,
+    complete: () => ({ type: 'Flushed', sequence_id: flushed++ }),
+    cancelled: () => ({ type: 'Cleared', sequence_id: cleared++ }),
+    error: (body) => ({ type: 'Warning', description: body.message, code: body.code }),
+    defaults: { voice, format, sample_rate: sampleRate, ...(speed !== undefined ? { speed } : {}) },
+  };
+}
+
+/** Deepgram's client messages as the session's commands. */
+export function parseDeepgramMessage(data: Buffer): Command {
+  const text = decodeText(data);
+  if (!text.trimStart().startsWith('{')) {
+    throw ttsError('TTS_ERR_INVALID_JSON', 'Send JSON messages such as {"type": "Speak", "text": "Hello"}');
+  }
+  const fields = parseJsonObject(text.trimStart());
+  const type = typeof fields.type === 'string' ? fields.type.toLowerCase() : '';
+  switch (type) {
+    case 'speak':
+      return { kind: 'append', fields: { text: fields.text } };
+    case 'flush':
+      return { kind: 'flush', fields: {} };
+    case 'clear':
+      return { kind: 'cancel', requestId: undefined };
+    case 'close':
+      return { kind: 'close' };
+    default:
+      throw ttsError(
+        'TTS_ERR_UNKNOWN_TYPE',
+        `Unknown message type ${JSON.stringify(String(fields.type).slice(0, 40))}; should be Speak, Flush, Clear or Close`,
+      );
+  }
+}
