@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { intFlag, isMain } from './lib/cli.ts';
-import { STANDIN_DEFAULTS, writeStandinModelDir } from './lib/standin-model.ts';
+import { STANDIN_DEFAULTS, STANDIN_SAMPLES_PER_FRAME, writeStandinModelDir } from './lib/standin-model.ts';
 
 const HELP = `Usage: npm run standin-model -- --out DIR [options]
 
@@ -20,6 +20,10 @@ Options:
   --repeat N                passes through the layers, reusing weights (compute only); default ${STANDIN_DEFAULTS.repeat}
   --dim D                   embedding/layer width (compute and file size); default ${STANDIN_DEFAULTS.dim}
   --samples-per-token N     output samples per token at speed 1; default ${STANDIN_DEFAULTS.samplesPerToken}
+  --timestamps              add a float32 output durations, one value per token ([1,T] for onnx-community,
+                            [T] for kokoro-onnx): max(1, round((1 + id mod 3) / speed)) frames of ${STANDIN_SAMPLES_PER_FRAME} samples;
+                            the audio is then sum(durations) * ${STANDIN_SAMPLES_PER_FRAME} samples long, so --samples-per-token
+                            cannot be combined with it
   --voices ID,ID,...        voices to write; default ${STANDIN_DEFAULTS.voices.join(',')}
   --seed N                  seed for weights and voices; default ${STANDIN_DEFAULTS.seed}
   -h, --help                show this help
@@ -40,6 +44,7 @@ async function main(argv: string[]): Promise<void> {
       repeat: { type: 'string' },
       dim: { type: 'string' },
       'samples-per-token': { type: 'string' },
+      timestamps: { type: 'boolean' },
       voices: { type: 'string' },
       seed: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -60,6 +65,11 @@ async function main(argv: string[]): Promise<void> {
   if (speedType !== 'float32' && speedType !== 'int32') {
     throw new RangeError(`--speed-type must be float32 or int32, got ${speedType}`);
   }
+  if (values.timestamps === true && values['samples-per-token'] !== undefined) {
+    throw new RangeError(
+      `--samples-per-token cannot be combined with --timestamps: the audio is sum(durations) * ${STANDIN_SAMPLES_PER_FRAME} samples long`,
+    );
+  }
   const voices = values.voices?.split(',').filter((id) => id !== '');
   if (voices !== undefined && voices.length === 0)
     throw new RangeError('--voices must name at least one voice');
@@ -71,6 +81,7 @@ async function main(argv: string[]): Promise<void> {
     repeat: optionalInt('repeat', values.repeat),
     dim: optionalInt('dim', values.dim),
     samplesPerToken: optionalInt('samples-per-token', values['samples-per-token']),
+    timestamps: values.timestamps,
     seed: optionalInt('seed', values.seed),
     voices,
   });

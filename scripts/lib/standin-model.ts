@@ -36,8 +36,13 @@ export interface StandinModelOptions {
   repeat?: number;
   /** Width of the token embedding and of each layer (compute cost and file size scale quadratically). */
   dim?: number;
-  /** Output samples per input token at speed 1. */
+  /** Output samples per input token at speed 1. Not allowed with `timestamps`, whose durations set the length. */
   samplesPerToken?: number;
+  /**
+   * Imitate the timestamped export (Kokoro-82M-v1.0-ONNX-timestamped): add a `durations` output, frames of
+   * {@link STANDIN_SAMPLES_PER_FRAME} samples per token, and make the waveform exactly that long.
+   */
+  timestamps?: boolean;
   /** Seed for the weights and voices. */
   seed?: number;
 }
@@ -58,6 +63,7 @@ export const STANDIN_DEFAULTS = {
   repeat: 1,
   dim: 256,
   samplesPerToken: 1200,
+  timestamps: false,
   seed: 1,
   voices: ['af_heart', 'af_bella', 'af_sky', 'bf_emma', 'am_adam', 'ef_dora'],
 } as const satisfies Required<Omit<StandinDirOptions, 'log'>>;
@@ -68,11 +74,44 @@ export const STANDIN_MODEL_FILES = {
   'kokoro-onnx': 'kokoro-v1.0.onnx',
 } as const satisfies Record<StandinLayout, string>;
 
-/** Graph input/output names per layout, as the published exports name them. */
+/**
+ * Graph input/output names per layout, as the published exports name them. `durations` exists only in a model
+ * built with `timestamps`.
+ */
 export const STANDIN_IO_NAMES = {
-  'onnx-community': { ids: 'input_ids', style: 'style', speed: 'speed', audio: 'waveform' },
-  'kokoro-onnx': { ids: 'tokens', style: 'style', speed: 'speed', audio: 'audio' },
-} as const satisfies Record<StandinLayout, Record<'ids' | 'style' | 'speed' | 'audio', string>>;
+  'onnx-community': {
+    ids: 'input_ids',
+    style: 'style',
+    speed: 'speed',
+    audio: 'waveform',
+    durations: 'durations',
+  },
+  'kokoro-onnx': { ids: 'tokens', style: 'style', speed: 'speed', audio: 'audio', durations: 'durations' },
+} as const satisfies Record<StandinLayout, Record<'ids' | 'style' | 'speed' | 'audio' | 'durations', string>>;
+
+/**
+ * Samples per duration frame: Kokoro's decoder turns each predicted frame into 600 samples at 24 kHz (40
+ * frames a second), so the real model's waveform is sum(durations) * 600 samples long.
+ */
+export const STANDIN_SAMPLES_PER_FRAME = 600;
+
+/** Frames per token at speed 1 in a timestamped stand-in cycle through 1, 2, 3 with the token id. */
+const DURATION_CYCLE = 3;
+
+/** ONNX `Round`: to the nearest integer, halves to even (as torch.round in Kokoro). */
+function roundHalfEven(x: number): number {
+  const r = Math.round(x);
+  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+/**
+ * The `durations` a timestamped stand-in outputs, computed here the way the graph does (float32):
+ * max(1, round((1 + id mod 3) / speed)) frames per token, halves rounded to even. Pads count like any token.
+ */
+export function standinDurations(ids: readonly number[], speed: number): number[] {
+  const s = Math.fround(speed);
+  return ids.map((id) => Math.max(1, roundHalfEven(Math.fround((1 + (id % DURATION_CYCLE)) / s))));
+}
 
 /** Kokoro's `n_token`: token ids are 0..177, so the embedding table has this many rows. */
 const VOCAB_SIZE = 178;
@@ -191,6 +230,10 @@ function checkInt(label: string, value: number, min: number, max: number): numbe
  * mean) and the style vector, and whose loudness follows the style vector. A chain of `layers` MatMul + Tanh
  * layers over the token embeddings, run `repeat` times, feeds a small amplitude term, so the runtime cannot
  * fold the compute away. The same options always give the same bytes.
+ *
+ * With `timestamps` a second output `durations` (float32, [1, T] for onnx-community, [T] for kokoro-onnx,
+ * like the waveform's rank) gives each token max(1, round((1 + id mod 3) / speed)) frames (see
+ * {@link standinDurations}), and N = sum(durations) * 600 instead.
  */
 export function buildStandinModel(options: StandinModelOptions = {}): Uint8Array {
   const layout = options.layout ?? STANDIN_DEFAULTS.layout;
@@ -205,6 +248,12 @@ export function buildStandinModel(options: StandinModelOptions = {}): Uint8Array
     1_000_000,
   );
   const seed = checkInt('seed', options.seed ?? STANDIN_DEFAULTS.seed, 0, 0xffffffff);
+  const timestamps = options.timestamps ?? STANDIN_DEFAULTS.timestamps;
+  if (timestamps && options.samplesPerToken !== undefined) {
+    throw new RangeError(
+      `samplesPerToken does not apply with timestamps: the waveform is sum(durations) * ${STANDIN_SAMPLES_PER_FRAME} samples long`,
+    );
+  }
   if (!(layout in STANDIN_MODEL_FILES)) throw new RangeError(`unknown layout: ${String(layout)}`);
   if (speedType !== 'float32' && speedType !== 'int32') {
     throw new RangeError(`unknown speed type: ${String(speedType)}`);
@@ -212,17 +261,46 @@ export function buildStandinModel(options: StandinModelOptions = {}): Uint8Array
   const io = STANDIN_IO_NAMES[layout];
   const g = new GraphBuilder();
 
-  // Output length N = floor(T * spt / speed). Computed in double: T * spt is exact there and the division
-  // rounds once, so callers can predict N exactly with Math.floor(T * spt / Math.fround(speed)).
   const axis0 = g.constant(int64Tensor('axis_0', [1], [0]));
   const tShape = g.op('Shape', 'seq_len', [io.ids], [intAttr('start', 1), intAttr('end', 2)]);
-  const tD = g.op('Cast', 'seq_len_d', [tShape], [intAttr('to', DataType.DOUBLE)]);
-  const speedD = g.op('Cast', 'speed_d', [io.speed], [intAttr('to', DataType.DOUBLE)]);
-  const spt = g.constant(doubleTensor('samples_per_token', [1], [samplesPerToken]));
-  const total = g.op('Mul', 'samples_at_speed_1', [tD, spt]);
-  const nD = g.op('Floor', 'num_samples_d', [g.op('Div', 'samples_raw', [total, speedD])]);
-  const n1 = g.op('Cast', 'num_samples_1', [nD], [intAttr('to', DataType.INT64)]);
-  const n = g.op('Squeeze', 'num_samples', [n1, axis0]);
+  let n: string; // int64 scalar
+  let nD: string; // the same as double
+  if (timestamps) {
+    // Durations in float32 as the real export has them: (1 + id mod 3) / speed, rounded (halves to even, as
+    // torch.round), at least 1. N = sum(durations) * 600, summed in int64 so it is exact.
+    const cycle = g.constant(int64Tensor('duration_cycle', [], [DURATION_CYCLE]));
+    const minFrames = g.constant(floatTensor('min_frames', [], [1]));
+    const framesAt1 = g.op('Add', 'frames_at_speed_1', [
+      g.op('Cast', 'id_cycle_f', [g.op('Mod', 'id_cycle', [io.ids, cycle])], [intAttr('to', DataType.FLOAT)]),
+      minFrames,
+    ]);
+    const speedF = g.op('Cast', 'speed_f', [io.speed], [intAttr('to', DataType.FLOAT)]);
+    const rounded = g.op('Round', 'frames_rounded', [g.op('Div', 'frames_scaled', [framesAt1, speedF])]);
+    // [1, T] like the waveform's [1, N] for onnx-community; [T] like kokoro-onnx's [N].
+    const durations =
+      layout === 'onnx-community'
+        ? g.op('Max', io.durations, [rounded, minFrames])
+        : g.op('Squeeze', io.durations, [g.op('Max', 'durations_2d', [rounded, minFrames]), axis0]);
+    const frames = g.op(
+      'ReduceSum',
+      'total_frames',
+      [g.op('Cast', 'frames_i64', [durations], [intAttr('to', DataType.INT64)])],
+      [intAttr('keepdims', 0)],
+    );
+    const spf = g.constant(int64Tensor('samples_per_frame', [], [STANDIN_SAMPLES_PER_FRAME]));
+    n = g.op('Mul', 'num_samples', [frames, spf]);
+    nD = g.op('Cast', 'num_samples_d', [n], [intAttr('to', DataType.DOUBLE)]);
+  } else {
+    // Output length N = floor(T * spt / speed). Computed in double: T * spt is exact there and the division
+    // rounds once, so callers can predict N exactly with Math.floor(T * spt / Math.fround(speed)).
+    const tD = g.op('Cast', 'seq_len_d', [tShape], [intAttr('to', DataType.DOUBLE)]);
+    const speedD = g.op('Cast', 'speed_d', [io.speed], [intAttr('to', DataType.DOUBLE)]);
+    const spt = g.constant(doubleTensor('samples_per_token', [1], [samplesPerToken]));
+    const total = g.op('Mul', 'samples_at_speed_1', [tD, spt]);
+    nD = g.op('Floor', 'num_samples_d', [g.op('Div', 'samples_raw', [total, speedD])]);
+    const n1 = g.op('Cast', 'num_samples_1', [nD], [intAttr('to', DataType.INT64)]);
+    n = g.op('Squeeze', 'num_samples', [n1, axis0]);
+  }
   const zero = g.constant(int64Tensor('zero_i64', [], [0]));
   const one = g.constant(int64Tensor('one_i64', [], [1]));
   const index = g.op(
@@ -339,16 +417,26 @@ export function buildStandinModel(options: StandinModelOptions = {}): Uint8Array
     g.nodes.push({ opType: 'Clip', name: 'wave_clipped', input: [waveF, ...bounds], output: [io.audio] });
   }
 
+  const audioShape = layout === 'onnx-community' ? [1, 'num_samples'] : ['num_samples'];
+  const outputs = [valueInfo(io.audio, DataType.FLOAT, audioShape)];
+  if (timestamps) {
+    const shape = layout === 'onnx-community' ? [1, 'sequence_length'] : ['sequence_length'];
+    outputs.push(valueInfo(io.durations, DataType.FLOAT, shape));
+  }
   const model = onnx.ModelProto.create({
     irVersion: 8,
     opsetImport: [{ domain: '', version: 17 }],
     producerName: 'kokoro-stream-server/make-standin-model',
     producerVersion: '1',
-    docString:
-      'Stand-in for Kokoro-82M with the same inputs and outputs. It outputs a test tone, not speech.',
+    docString: timestamps
+      ? 'Stand-in for Kokoro-82M (timestamped export) with the same inputs and outputs. It outputs a test ' +
+        'tone, not speech, and durations of max(1, round((1 + id mod 3) / speed)) frames of 600 samples.'
+      : 'Stand-in for Kokoro-82M with the same inputs and outputs. It outputs a test tone, not speech.',
     metadataProps: [
       { key: 'standin', value: 'true' },
-      { key: 'samples_per_token', value: String(samplesPerToken) },
+      timestamps
+        ? { key: 'samples_per_frame', value: String(STANDIN_SAMPLES_PER_FRAME) }
+        : { key: 'samples_per_token', value: String(samplesPerToken) },
     ],
     graph: {
       name: 'kokoro_standin',
@@ -359,13 +447,7 @@ export function buildStandinModel(options: StandinModelOptions = {}): Uint8Array
         valueInfo(io.style, DataType.FLOAT, [1, STYLE_DIM]),
         valueInfo(io.speed, speedType === 'int32' ? DataType.INT32 : DataType.FLOAT, [1]),
       ],
-      output: [
-        valueInfo(
-          io.audio,
-          DataType.FLOAT,
-          layout === 'onnx-community' ? [1, 'num_samples'] : ['num_samples'],
-        ),
-      ],
+      output: outputs,
     },
   });
   return onnx.ModelProto.encode(model).finish();

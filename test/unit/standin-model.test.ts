@@ -8,13 +8,16 @@ import { STYLE_DIM, VOICE_FILE_BYTES, VOICE_ROWS } from '../../model/kokoro/cons
 import {
   STANDIN_DEFAULTS,
   STANDIN_MODEL_FILES,
+  STANDIN_SAMPLES_PER_FRAME,
   buildStandinModel,
   buildVoice,
+  standinDurations,
   writeStandinModelDir,
 } from '../../scripts/lib/standin-model.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURE = path.join(ROOT, 'test/fixtures/standin-model');
+const TIMESTAMPED_FIXTURE = path.join(ROOT, 'test/fixtures/standin-model-timestamped');
 const SPT = STANDIN_DEFAULTS.samplesPerToken;
 
 /** The documented length, with speed rounded to float32 as the tensor stores it. */
@@ -46,6 +49,31 @@ interface Names {
 const COMMUNITY: Names = { ids: 'input_ids', speed: 'speed', audio: 'waveform' };
 const KOKORO_ONNX: Names = { ids: 'tokens', speed: 'speed', audio: 'audio' };
 
+async function run(
+  session: ort.InferenceSession,
+  names: Names,
+  ids: number[],
+  style: Float32Array,
+  speed: number,
+  speedType: 'float32' | 'int32' = 'float32',
+): Promise<ort.InferenceSession.OnnxValueMapType> {
+  const speedTensor =
+    speedType === 'int32'
+      ? new ort.Tensor('int32', Int32Array.of(speed), [1])
+      : new ort.Tensor('float32', Float32Array.of(speed), [1]);
+  return session.run({
+    [names.ids]: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]),
+    style: new ort.Tensor('float32', style, [1, STYLE_DIM]),
+    [names.speed]: speedTensor,
+  });
+}
+
+function output(out: ort.InferenceSession.OnnxValueMapType, name: string): ort.Tensor {
+  const tensor = out[name];
+  if (!(tensor instanceof ort.Tensor)) throw new Error(`no ${name} output`);
+  return tensor;
+}
+
 async function synth(
   session: ort.InferenceSession,
   names: Names,
@@ -54,19 +82,25 @@ async function synth(
   speed: number,
   speedType: 'float32' | 'int32' = 'float32',
 ): Promise<ort.Tensor> {
-  const speedTensor =
-    speedType === 'int32'
-      ? new ort.Tensor('int32', Int32Array.of(speed), [1])
-      : new ort.Tensor('float32', Float32Array.of(speed), [1]);
-  const out = await session.run({
-    [names.ids]: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]),
-    style: new ort.Tensor('float32', style, [1, STYLE_DIM]),
-    [names.speed]: speedTensor,
-  });
-  const audio = out[names.audio];
-  if (!(audio instanceof ort.Tensor)) throw new Error(`no ${names.audio} output`);
-  return audio;
+  return output(await run(session, names, ids, style, speed, speedType), names.audio);
 }
+
+/** Audio and durations (flattened, as consumers read them) from a timestamped model. */
+async function synthTimed(
+  session: ort.InferenceSession,
+  names: Names,
+  ids: number[],
+  style: Float32Array,
+  speed: number,
+  speedType: 'float32' | 'int32' = 'float32',
+): Promise<{ audio: ort.Tensor; durations: ort.Tensor; frames: number[] }> {
+  const out = await run(session, names, ids, style, speed, speedType);
+  const durations = output(out, 'durations');
+  expect(durations.type).toBe('float32');
+  return { audio: output(out, names.audio), durations, frames: Array.from(durations.data as Float32Array) };
+}
+
+const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
 
 function samples(tensor: ort.Tensor): Float32Array {
   expect(tensor.type).toBe('float32');
@@ -253,6 +287,170 @@ describe('stand-in model variants', () => {
   });
 });
 
+describe('stand-in model with timestamps (onnx-community layout)', () => {
+  let session: ort.InferenceSession;
+  beforeAll(async () => {
+    session = await ort.InferenceSession.create(buildStandinModel({ timestamps: true }));
+  });
+  afterAll(async () => {
+    await session?.release();
+  });
+
+  it('declares the inputs of the plain model and the outputs waveform [1, N] and durations [1, T]', () => {
+    expect(session.inputNames).toEqual(['input_ids', 'style', 'speed']);
+    expect(session.outputNames).toEqual(['waveform', 'durations']);
+    expect(metadata(session.inputMetadata)).toEqual([
+      { name: 'input_ids', type: 'int64', shape: [1, 'sequence_length'] },
+      { name: 'style', type: 'float32', shape: [1, STYLE_DIM] },
+      { name: 'speed', type: 'float32', shape: [1] },
+    ]);
+    expect(metadata(session.outputMetadata)).toEqual([
+      { name: 'waveform', type: 'float32', shape: [1, 'num_samples'] },
+      { name: 'durations', type: 'float32', shape: [1, 'sequence_length'] },
+    ]);
+  });
+
+  // max(1, round((1 + id mod 3) / speed)), halves to even: [ids, speed] -> frames.
+  const cases = new Map<[number[], number], number[]>([
+    [
+      [[0, 1, 2, 3, 4, 5, 0], 1],
+      [1, 2, 3, 1, 2, 3, 1],
+    ],
+    [
+      [[0, 1, 2, 0], 0.5],
+      [2, 4, 6, 2],
+    ],
+    [
+      [[0, 1, 2, 0], 1.3],
+      [1, 2, 2, 1],
+    ], // 0.77, 1.54, 2.31
+    [
+      [[0, 1, 2, 0], 2],
+      [1, 1, 2, 1],
+    ], // 0.5 rounds to 0, then the minimum 1; 1.5 rounds to 2
+    [
+      [[0, 1, 2, 0], 0.8],
+      [1, 2, 4, 1],
+    ], // 1.25, 2.5 (to even: 2), 3.75
+    [
+      [[177, 176, 175], 1],
+      [1, 3, 2],
+    ],
+  ]);
+
+  it('outputs the documented durations per token', async () => {
+    for (const [[ids, speed], expected] of cases) {
+      expect(standinDurations(ids, speed), `standinDurations ${ids.join(',')} at ${speed}`).toEqual(expected);
+      const { durations, frames } = await synthTimed(session, COMMUNITY, ids, style, speed);
+      expect(durations.dims).toEqual([1, ids.length]);
+      expect(frames, `ids ${ids.join(',')} at ${speed}`).toEqual(expected);
+    }
+  });
+
+  it('gives durations that vary by token', async () => {
+    const ids = tokenIds(40);
+    const { frames } = await synthTimed(session, COMMUNITY, ids, style, 1);
+    expect(new Set(frames)).toEqual(new Set([1, 2, 3]));
+    expect(frames).toEqual(standinDurations(ids, 1));
+  });
+
+  it('outputs exactly sum(durations) * 600 samples', async () => {
+    for (const tokens of [1, 2, 7, 100, 512]) {
+      for (const salt of [0, 1]) {
+        const ids = tokenIds(tokens, salt);
+        for (const speed of [0.5, 1, 1.3, 2, 0.8, 1.1]) {
+          const { audio, durations, frames } = await synthTimed(session, COMMUNITY, ids, style, speed);
+          const label = `T=${tokens} salt=${salt} speed=${speed}`;
+          expect(durations.dims, label).toEqual([1, tokens]);
+          expect(frames, label).toEqual(standinDurations(ids, speed));
+          expect(audio.dims, label).toEqual([1, sum(frames) * STANDIN_SAMPLES_PER_FRAME]);
+        }
+      }
+    }
+  });
+
+  it('shortens every duration as the speed rises', async () => {
+    const ids = tokenIds(60);
+    const bySpeed: number[][] = [];
+    for (const speed of [0.5, 1, 1.3, 2])
+      bySpeed.push((await synthTimed(session, COMMUNITY, ids, style, speed)).frames);
+    for (let i = 1; i < bySpeed.length; i++) {
+      expect(sum(bySpeed[i])).toBeLessThan(sum(bySpeed[i - 1]));
+      bySpeed[i].forEach((d, t) => expect(d).toBeLessThanOrEqual(bySpeed[i - 1][t]));
+    }
+    expect(bySpeed.flat().every((d) => Number.isInteger(d) && d >= 1)).toBe(true);
+  });
+
+  it('still produces the faded tone within [-1, 1]', async () => {
+    const { audio } = await synthTimed(session, COMMUNITY, tokenIds(30), style, 1.3);
+    const wave = samples(audio);
+    let peak = 0;
+    for (const v of wave) peak = Math.max(peak, Math.abs(v));
+    expect(peak).toBeGreaterThan(0.2);
+    expect(peak).toBeLessThanOrEqual(0.5);
+    expect(Math.abs(wave[0])).toBeLessThan(1e-3);
+    expect(Math.abs(wave[wave.length - 1])).toBeLessThan(1e-2);
+  });
+});
+
+describe('stand-in model with timestamps, other variants', () => {
+  it('outputs audio [N] and durations [T] in the kokoro-onnx layout', async () => {
+    const session = await ort.InferenceSession.create(
+      buildStandinModel({ layout: 'kokoro-onnx', timestamps: true, layers: 2, dim: 32 }),
+    );
+    try {
+      expect(session.inputNames).toEqual(['tokens', 'style', 'speed']);
+      expect(metadata(session.outputMetadata)).toEqual([
+        { name: 'audio', type: 'float32', shape: ['num_samples'] },
+        { name: 'durations', type: 'float32', shape: ['sequence_length'] },
+      ]);
+      for (const speed of [0.5, 1, 1.3, 2]) {
+        const ids = tokenIds(20);
+        const { audio, durations, frames } = await synthTimed(session, KOKORO_ONNX, ids, style, speed);
+        expect(durations.dims).toEqual([20]);
+        expect(frames).toEqual(standinDurations(ids, speed));
+        expect(audio.dims).toEqual([sum(frames) * STANDIN_SAMPLES_PER_FRAME]);
+      }
+    } finally {
+      await session.release();
+    }
+  });
+
+  it('runs with an int32 speed input', async () => {
+    const session = await ort.InferenceSession.create(
+      buildStandinModel({ timestamps: true, speedType: 'int32', layers: 1, dim: 8 }),
+    );
+    try {
+      for (const speed of [1, 2, 3]) {
+        const ids = tokenIds(11);
+        const { audio, frames } = await synthTimed(session, COMMUNITY, ids, style, speed, 'int32');
+        expect(frames).toEqual(standinDurations(ids, speed));
+        expect(audio.dims).toEqual([1, sum(frames) * STANDIN_SAMPLES_PER_FRAME]);
+      }
+    } finally {
+      await session.release();
+    }
+  });
+
+  it('leaves the plain model as it was', async () => {
+    const plain = buildStandinModel();
+    expect(Buffer.from(buildStandinModel({ timestamps: false })).equals(Buffer.from(plain))).toBe(true);
+    expect(Buffer.from(buildStandinModel({ timestamps: true })).equals(Buffer.from(plain))).toBe(false);
+    const session = await ort.InferenceSession.create(plain);
+    try {
+      expect(session.outputNames).toEqual(['waveform']);
+    } finally {
+      await session.release();
+    }
+  });
+
+  it('refuses samplesPerToken, which the durations replace', () => {
+    expect(() => buildStandinModel({ timestamps: true, samplesPerToken: 1200 })).toThrow(
+      /samplesPerToken does not apply with timestamps/,
+    );
+  });
+});
+
 describe('stand-in voices', () => {
   it('are 510 x 256 float32 of realistic magnitude, varying by row and by voice', () => {
     const voice = buildVoice('af_heart');
@@ -307,6 +505,55 @@ describe('committed fixture test/fixtures/standin-model', () => {
       const voice = new Uint8Array(await readFile(path.join(FIXTURE, 'voices', 'ef_dora.bin')));
       const audio = await synth(session, COMMUNITY, tokenIds(12), styleRow(voice, 10), 1);
       expect(audio.dims).toEqual([1, 12 * SPT]);
+    } finally {
+      await session.release();
+    }
+  });
+});
+
+describe('committed fixture test/fixtures/standin-model-timestamped', () => {
+  it('has exactly the files the generator writes, plus its README', async () => {
+    const entries = await readdir(TIMESTAMPED_FIXTURE, { recursive: true, withFileTypes: true });
+    const files = entries
+      .filter((e) => e.isFile())
+      .map((e) =>
+        path.relative(TIMESTAMPED_FIXTURE, path.join(e.parentPath, e.name)).split(path.sep).join('/'),
+      )
+      .sort();
+    const expected = [
+      'README.md',
+      'config.json',
+      STANDIN_MODEL_FILES['onnx-community'],
+      ...STANDIN_DEFAULTS.voices.map((id) => `voices/${id}.bin`),
+    ].sort();
+    expect(files).toEqual(expected);
+  });
+
+  // A mismatch means the fixture is stale: regenerate it with
+  // npm run standin-model -- --out test/fixtures/standin-model-timestamped --timestamps
+  it('matches the generator byte for byte', async () => {
+    const model = await readFile(path.join(TIMESTAMPED_FIXTURE, STANDIN_MODEL_FILES['onnx-community']));
+    const built = Buffer.from(buildStandinModel({ timestamps: true }));
+    expect(model.equals(built), 'onnx/model.onnx is stale').toBe(true);
+    for (const id of STANDIN_DEFAULTS.voices) {
+      const voice = await readFile(path.join(TIMESTAMPED_FIXTURE, 'voices', `${id}.bin`));
+      expect(voice.equals(Buffer.from(buildVoice(id))), `voices/${id}.bin is stale`).toBe(true);
+    }
+    const config = await readFile(path.join(TIMESTAMPED_FIXTURE, 'config.json'));
+    expect(config.equals(await readFile(path.join(ROOT, 'model/kokoro/config.json')))).toBe(true);
+  });
+
+  it('loads and runs from disk', async () => {
+    const session = await ort.InferenceSession.create(
+      path.join(TIMESTAMPED_FIXTURE, STANDIN_MODEL_FILES['onnx-community']),
+    );
+    try {
+      expect(session.outputNames).toEqual(['waveform', 'durations']);
+      const voice = new Uint8Array(await readFile(path.join(TIMESTAMPED_FIXTURE, 'voices', 'af_heart.bin')));
+      const ids = tokenIds(12);
+      const { audio, frames } = await synthTimed(session, COMMUNITY, ids, styleRow(voice, 10), 1);
+      expect(frames).toEqual(standinDurations(ids, 1));
+      expect(audio.dims).toEqual([1, sum(frames) * STANDIN_SAMPLES_PER_FRAME]);
     } finally {
       await session.release();
     }
