@@ -47,6 +47,12 @@ export class Metrics {
     labelNames: ['code'] as const,
     registers: [this.registry],
   });
+  readonly cancelAck = new Histogram({
+    name: 'tts_cancel_ack_seconds',
+    help: 'From a cancel arriving to its answer leaving, after the last audio of what it cut',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+    registers: [this.registry],
+  });
   readonly workerRestarts = new Counter({
     name: 'tts_worker_restarts_total',
     help: 'Worker threads that died and were replaced',

@@ -61,6 +61,12 @@ type Item =
     }
   | { readonly kind: 'close' };
 
+/** A cancel's answer (the dialect's frame), with when the cancel arrived. */
+interface Ack {
+  readonly frame: object | undefined;
+  readonly receivedAt: number;
+}
+
 const itemId = (item: Item): string | undefined =>
   item.kind === 'utterance' ? item.utterance.requestId : item.kind === 'close' ? undefined : item.requestId;
 const itemBytes = (item: Item): number =>
@@ -88,7 +94,7 @@ export class Session implements Drainable {
     | { readonly controller: AbortController; readonly requestId: string; readonly utterance?: Utterance }
     | undefined;
   /** Answers to cancels, sent once the run they cut has sent its last byte. */
-  readonly #acks: object[] = [];
+  readonly #acks: Ack[] = [];
   #untrack: () => void;
   #idle: (() => void)[] = [];
   /** Closes the session after WS_IDLE_TIMEOUT_S without a message or a ping from the client. */
@@ -165,7 +171,7 @@ export class Session implements Drainable {
         this.#enqueue({ kind: 'close' });
         return;
       case 'cancel':
-        this.#cancel(command.requestId);
+        this.#cancel(command.requestId, receivedAt);
         return;
       case 'append':
         this.#append(command.fields, receivedAt, data.length);
@@ -291,7 +297,7 @@ export class Session implements Drainable {
    * `cancel`: cuts the request in flight at its next chunk and drops the queued ones (only the one
    * named, with a request_id). The answer follows the last byte of what was cut.
    */
-  #cancel(target: string | undefined): void {
+  #cancel(target: string | undefined, receivedAt: number): void {
     const cancelled: string[] = [];
     const matches = (id: string | undefined) => target === undefined || id === target;
     const current = this.#current;
@@ -318,12 +324,20 @@ export class Session implements Drainable {
       if (id !== undefined && item.kind !== 'invalid') cancelled.push(id);
     }
     this.#queue = kept;
-    this.#log.info({ target, cancelled }, 'cancelled');
+    this.#log.info({ target, cancelled }, 'cancel received');
     const frame = this.#dialect.cancelled(target ?? (cutting ? current?.requestId : undefined), cancelled);
-    if (!frame) return;
     // In order behind the answers to earlier cancels, and after the cut run's last byte.
-    if (cutting || this.#acks.length > 0) this.#acks.push(frame);
-    else void this.#sendControl(frame);
+    const ack: Ack = { frame, receivedAt };
+    if (cutting || this.#acks.length > 0) this.#acks.push(ack);
+    else void this.#acknowledge(ack);
+  }
+
+  /** Sends a cancel's answer and records how long after its arrival it left. */
+  async #acknowledge(ack: Ack): Promise<void> {
+    if (ack.frame) await this.#sendControl(ack.frame);
+    const seconds = (performance.now() - ack.receivedAt) / 1000;
+    this.#deps.lifecycle.metrics.cancelAck.observe(seconds);
+    this.#log.info({ ackMs: Math.round(seconds * 1e4) / 10 }, 'cancel acknowledged');
   }
 
   async #pump(): Promise<void> {
@@ -340,7 +354,7 @@ export class Session implements Drainable {
           return;
         }
         await this.#handle(next);
-        for (const frame of this.#acks.splice(0)) await this.#sendControl(frame);
+        for (const ack of this.#acks.splice(0)) await this.#acknowledge(ack);
       }
     } finally {
       this.#running = false;
