@@ -28,7 +28,11 @@ export interface PlannedWord {
 
 export interface WordTiming {
   readonly word: string;
-  /** Seconds from the start of the piece the timing is reported with (earlier pieces: negative). */
+  /**
+   * Seconds from the start of the piece the timing is reported with (earlier pieces: negative).
+   * A word starts at its first phoneme and lasts until the next word starts (the last word of a
+   * piece: until the piece's audio ends), so the words tile the audio.
+   */
   readonly start_s: number;
   readonly end_s: number;
 }
@@ -180,8 +184,13 @@ export class WordTimer {
     this.#lengths[piece] = seconds;
     const out: WordTiming[] = [];
     while (this.#next < this.#plan.length && this.#plan[this.#next]!.end.piece <= piece) {
-      const { word, start, end } = this.#plan[this.#next++]!;
-      out.push({ word, start_s: round(this.#time(start, piece)), end_s: round(this.#time(end, piece)) });
+      const i = this.#next++;
+      const { word, start, end } = this.#plan[i]!;
+      // Words tile the audio: each runs until the next one starts (the pause after it, written as
+      // punctuation or a space, is still its own), and the last of a piece until the piece ends.
+      const next = this.#plan[i + 1];
+      const until = next && next.start.piece === end.piece ? next.start : { piece: end.piece, index: Infinity };
+      out.push({ word, start_s: round(this.#time(start, piece)), end_s: round(this.#time(until, piece)) });
     }
     return out;
   }
@@ -189,7 +198,11 @@ export class WordTimer {
   /** Seconds from the start of piece `from` to `position` (in that piece or an earlier one). */
   #time(position: TokenPosition, from: number): number {
     const edges = this.#edges[position.piece];
-    const within = edges ? (edges[Math.min(position.index, edges.length - 1)] ?? 0) : 0;
+    const within = !edges
+      ? 0
+      : position.index >= edges.length
+        ? (this.#lengths[position.piece] ?? 0)
+        : (edges[position.index] ?? 0);
     let before = 0;
     for (let p = position.piece; p < from; p++) before += this.#lengths[p] ?? 0;
     return within - before;
