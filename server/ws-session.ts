@@ -47,6 +47,8 @@ type Item =
       readonly fields: Record<string, unknown>;
       /** The message's own request_id, when it has a usable one: echoed on its errors. */
       readonly requestId: string | undefined;
+      /** Its id once it runs: its own, else one made on arrival, so a cancel can name it. */
+      readonly assignedId: string;
       readonly bytes: number;
       readonly receivedAt: number;
     }
@@ -67,8 +69,23 @@ interface Ack {
   readonly receivedAt: number;
 }
 
-const itemId = (item: Item): string | undefined =>
+/** The id echoed on an item's errors: only one the client gave (or the utterance's). */
+const errorId = (item: Item): string | undefined =>
   item.kind === 'utterance' ? item.utterance.requestId : item.kind === 'close' ? undefined : item.requestId;
+
+/** The id a cancel names an item by. */
+const itemId = (item: Item): string | undefined => {
+  switch (item.kind) {
+    case 'utterance':
+      return item.utterance.requestId;
+    case 'request':
+      return item.assignedId;
+    case 'close':
+      return undefined;
+    default:
+      return item.requestId;
+  }
+};
 const itemBytes = (item: Item): number =>
   item.kind === 'request' || item.kind === 'invalid' ? item.bytes : 0;
 
@@ -181,11 +198,13 @@ export class Session implements Drainable {
         return;
       case 'request': {
         const fields = { ...this.#dialect.defaults, ...command.fields };
-        // Named on arrival, so that a cancel can list it even before it runs.
-        if (fields.request_id === undefined) fields.request_id = randomUUID();
         const requestId = peekRequestId(fields);
         if (this.#refuseWhileDraining(requestId)) return;
-        this.#admit({ kind: 'request', fields, requestId, bytes: data.length, receivedAt }, data.length);
+        const assignedId = requestId ?? randomUUID();
+        this.#admit(
+          { kind: 'request', fields, requestId, assignedId, bytes: data.length, receivedAt },
+          data.length,
+        );
         return;
       }
     }
@@ -215,7 +234,7 @@ export class Session implements Drainable {
           'TTS_ERR_BUSY',
           `This session already has ${this.#queue.length} messages (${this.#queuedBytes} bytes) waiting, the most it may hold (${wsMaxPending} messages, ${wsMaxPendingBytes} bytes); wait for synthesis_complete before sending more`,
         ),
-        itemId(item),
+        errorId(item),
       );
       return false;
     }
@@ -363,7 +382,7 @@ export class Session implements Drainable {
   }
 
   async #handle(item: Exclude<Item, { kind: 'close' }>): Promise<void> {
-    let requestId = itemId(item);
+    let requestId = errorId(item);
     try {
       switch (item.kind) {
         case 'invalid':
@@ -388,7 +407,11 @@ export class Session implements Drainable {
         case 'request': {
           // Received before any shutdown began (later ones are refused on arrival): finish it.
           const engine = this.#deps.lifecycle.requireEngine({ accepted: true });
-          const options = parseOptions(item.fields, { route: 'ws', config: this.#deps.config, engine });
+          const fields =
+            item.fields.request_id === undefined
+              ? { ...item.fields, request_id: item.assignedId }
+              : item.fields;
+          const options = parseOptions(fields, { route: 'ws', config: this.#deps.config, engine });
           requestId = options.requestId;
           await this.#synthesize(engine, options, options.text, () => options.chars, item.receivedAt);
           return;
