@@ -36,3 +36,23 @@ export interface ErrorBody {
   message: string;
   request_id?: string;
 }
+
+/**
+ * An HTTP error body: the same, with `error` repeating `code` for clients of the reference
+ * container, which read `error` from its 503 answers. WebSocket `error` frames do not carry it.
+ */
+export interface HttpErrorBody extends ErrorBody {
+  error: ErrorCode;
+}
+
+/**
+ * The reference container's clients sort error frames by a token in `message`: `queue_saturated`
+ * or `queue_full` for load shedding, `request_stale` for staleness, `too_many_requests` for
+ * throttling (no refusal of this server is throttling). The message of an error with a code below
+ * contains one of its tokens, the first put in front (`queue_saturated: this session …`); its
+ * `code` stays as it is, and other codes carry no token.
+ */
+export const MESSAGE_TOKENS = {
+  busy: ['queue_saturated', 'queue_full'],
+  request_stale: ['request_stale'],
+} as const satisfies Partial<Record<ErrorCode, readonly [string, ...string[]]>>;

@@ -5,7 +5,7 @@
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
-import { TtsError, rawHttpRefusal, toErrorBody, ttsError } from './errors.ts';
+import { TtsError, rawHttpRefusal, toHttpErrorBody, ttsError } from './errors.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { PlainText } from './request.ts';
 import { isUpgrade, registerSecurity } from './security.ts';
@@ -30,6 +30,21 @@ function decodeUtf8Body(contentType: string | undefined, body: Buffer): string {
   }
 }
 
+/** Parses a JSON body; one that is not JSON is refused as `invalid_json`, saying why. */
+function parseJsonBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw ttsError(
+      'TTS_ERR_INVALID_JSON',
+      `The body is not valid JSON (${(err as Error).message}); send an object such as {"text": "Hello"}`,
+    );
+  }
+}
+
+const MEDIA_TYPES =
+  'Content-Type should be application/json (synthesis options) or text/plain (text to speak); a body that starts with { is read as JSON whatever its type';
+
 export interface AppDeps {
   readonly logger: FastifyBaseLogger;
   readonly lifecycle: Lifecycle;
@@ -44,10 +59,7 @@ function fromFastifyError(err: FastifyError, config: Config): unknown {
         `The request body is over the ${config.maxBodyBytes}-byte limit`,
       );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return ttsError(
-        'TTS_ERR_UNSUPPORTED_MEDIA_TYPE',
-        'Content-Type should be application/json (synthesis options) or text/plain (text to speak)',
-      );
+      return ttsError('TTS_ERR_UNSUPPORTED_MEDIA_TYPE', MEDIA_TYPES);
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return ttsError('TTS_ERR_BAD_REQUEST', 'The body is empty: send {"text": "…"}');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
@@ -129,36 +141,48 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // reading a response would otherwise hold the stream (and its buffers) forever. Streams that
     // are being read, and WebSocket sessions (upgraded), are not affected.
     connectionTimeout: config.httpStallTimeoutS * 1000,
-    return503OnClosing: true,
+    // While closing, requests still arriving on open connections go through the hooks as before:
+    // the drain hook answers them with our coded 503 (`shutting_down`, `Retry-After`), not
+    // Fastify's uncoded one. Fastify still marks those answers `Connection: close`.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     requestIdHeader: 'x-amzn-requestid',
   });
 
-  // Only JSON and plain text bodies; anything else is answered with 415.
+  // JSON and plain text bodies. A body that starts with `{` (after white space) is JSON whatever
+  // its type, as on the WebSocket route: `curl -d '{"text":"Hi"}'` sends it as a form. Other form
+  // and plain text bodies are the text to speak; any other type is answered with 415.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
-    let text: string;
     try {
-      text = decodeUtf8Body(req.headers['content-type'], body as Buffer);
+      done(null, parseJsonBody(decodeUtf8Body(req.headers['content-type'], body as Buffer)));
     } catch (err) {
       done(err as FastifyError, undefined);
-      return;
-    }
-    try {
-      done(null, JSON.parse(text));
-    } catch (err) {
-      done(
-        ttsError(
-          'TTS_ERR_INVALID_JSON',
-          `The body is not valid JSON (${(err as Error).message}); send an object such as {"text": "Hello"}`,
-        ) as unknown as FastifyError,
-        undefined,
-      );
     }
   });
-  app.addContentTypeParser('text/plain', { parseAs: 'buffer' }, (req, body, done) => {
+  app.addContentTypeParser(
+    ['text/plain', 'application/x-www-form-urlencoded'],
+    { parseAs: 'buffer' },
+    (req, body, done) => {
+      try {
+        const text = decodeUtf8Body(req.headers['content-type'], body as Buffer);
+        const json = text.trimStart();
+        done(null, json.startsWith('{') ? parseJsonBody(json) : new PlainText(text));
+      } catch (err) {
+        done(err as FastifyError, undefined);
+      }
+    },
+  );
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (req, body, done) => {
+    let json: string | undefined;
     try {
-      done(null, new PlainText(decodeUtf8Body(req.headers['content-type'], body as Buffer)));
+      json = decodeUtf8Body(req.headers['content-type'], body as Buffer).trimStart();
+    } catch {
+      // Neither a known type nor JSON: refused for its type below.
+    }
+    try {
+      if (!json?.startsWith('{')) throw ttsError('TTS_ERR_UNSUPPORTED_MEDIA_TYPE', MEDIA_TYPES);
+      done(null, parseJsonBody(json));
     } catch (err) {
       done(err as FastifyError, undefined);
     }
@@ -166,7 +190,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const mapped = err instanceof TtsError ? err : fromFastifyError(err, config);
-    const { status, body } = toErrorBody(mapped);
+    const { status, body } = toHttpErrorBody(mapped);
     recordRefusal(request.log, deps.lifecycle.metrics, err, status, body.code, body.request_id);
     return reply.code(status).type('application/json').send(body);
   });
@@ -174,7 +198,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     reply
       .code(404)
       .send(
-        toErrorBody(
+        toHttpErrorBody(
           ttsError(
             'TTS_ERR_NOT_FOUND',
             `No route ${request.method} ${request.url}; routes: GET /ping, POST /invocations, WS /invocations-bidirectional-stream`,

@@ -1,10 +1,18 @@
 /**
  * The server's coded errors. Every error a client can see has a code of the wire contract's table
  * (protocol/errors.ts); the HTTP status is used by POST. One mapping (`toErrorBody`) turns any
- * thrown value into the JSON body of a 4xx/5xx answer or of a WebSocket `error` control frame.
+ * thrown value into the JSON body of a WebSocket `error` control frame or an SSE `error` event;
+ * `toHttpErrorBody` adds what a 4xx/5xx answer carries besides.
  */
 import { SynthesisError } from '../model/engine.ts';
-import { ERROR_CODES, type ErrorBody, type ErrorCode, type ErrorName } from '../protocol/errors.ts';
+import {
+  ERROR_CODES,
+  MESSAGE_TOKENS,
+  type ErrorBody,
+  type ErrorCode,
+  type ErrorName,
+  type HttpErrorBody,
+} from '../protocol/errors.ts';
 
 /** An error whose message is safe to show to the client. */
 export class TtsError extends Error {
@@ -55,9 +63,25 @@ export function ttsError(name: ErrorName, message: string, cause?: unknown): Tts
   return new TtsError(name, message, cause === undefined ? undefined : { cause });
 }
 
+const TOKENS: Partial<Record<ErrorCode, readonly string[]>> = MESSAGE_TOKENS;
+
+/**
+ * The message with its code's token in front (`queue_saturated: this session …`), unless it
+ * carries one already: the reference container's clients sort refusals by that token. Done here,
+ * once, so that no refusal of a tokened code can go out without it.
+ */
+function withToken(code: ErrorCode, message: string): string {
+  const tokens = TOKENS[code];
+  if (!tokens || tokens.some((token) => message.includes(token))) return message;
+  // "The server …" reads on as "queue_saturated: the server …"; "JSON …" keeps its capitals.
+  const lead = /^[A-Z][a-z]/.test(message) ? message[0]!.toLowerCase() + message.slice(1) : message;
+  return `${tokens[0]}: ${lead}`;
+}
+
 /**
  * Turns anything thrown into what the client sees. A 5xx hides internals (no stack, no paths):
- * the caller logs the original at `error`.
+ * the caller logs the original at `error`. Load shedding and staleness carry their token in the
+ * message (see `MESSAGE_TOKENS`).
  */
 export function toErrorBody(err: unknown, requestId?: string): { status: number; body: ErrorBody } {
   const mapped = fromEngineError(err);
@@ -69,10 +93,16 @@ export function toErrorBody(err: unknown, requestId?: string): { status: number;
     known.statusCode >= 500 && known.name === 'TTS_ERR_INTERNAL'
       ? 'The server failed while handling this request; it has been logged.'
       : known.message;
-  const body: ErrorBody = { type: 'error', code: known.code, message };
+  const body: ErrorBody = { type: 'error', code: known.code, message: withToken(known.code, message) };
   const id = requestId ?? known.requestId;
   if (id !== undefined) body.request_id = id;
   return { status: known.statusCode, body };
+}
+
+/** The body of a 4xx/5xx answer: the error body with `error`, equal to `code` (see HttpErrorBody). */
+export function toHttpErrorBody(err: unknown, requestId?: string): { status: number; body: HttpErrorBody } {
+  const { status, body } = toErrorBody(err, requestId);
+  return { status, body: { ...body, error: body.code } };
 }
 
 /**
@@ -81,7 +111,7 @@ export function toErrorBody(err: unknown, requestId?: string): { status: number;
  * WebSocket plugin, such a connection would stay open and hold up shutdown.
  */
 export function rawHttpRefusal(err: TtsError, headers: Readonly<Record<string, string>> = {}): string {
-  const { status, body } = toErrorBody(err);
+  const { status, body } = toHttpErrorBody(err);
   const json = JSON.stringify(body);
   const lines = [
     `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}`,

@@ -23,6 +23,8 @@ export interface SynthesisOptions {
   /** Text length in Unicode code points. */
   readonly chars: number;
   readonly voice: ResolvedVoice;
+  /** The voice as the request named it (or the default voice), echoed back exactly as given. */
+  readonly voiceSpec: string;
   readonly speed: number;
   readonly format: AudioFormat;
   readonly sampleRate: number;
@@ -171,6 +173,7 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     text,
     chars,
     voice,
+    voiceSpec,
     speed,
     format: format as AudioFormat,
     sampleRate,

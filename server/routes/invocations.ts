@@ -104,7 +104,14 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
     }
     const contentType = FORMATS[options.format].contentType(options.sampleRate);
     if (!options.stream) {
-      completed();
+      // One complete file: its figures are known before the body goes out, so they travel as
+      // headers (as the reference container sends them).
+      const figures = completed();
+      reply
+        .header('X-Audio-Duration', String(figures.audioS))
+        .header('X-Inference-Time-Ms', String(figures.inferenceMs))
+        .header('X-RTF', String(figures.rtf))
+        .header('X-Characters-Processed', String(options.chars));
       return reply.type(contentType).send(first.done ? Buffer.alloc(0) : Buffer.from(first.value));
     }
 
@@ -138,7 +145,7 @@ async function* sseStream(
   yield formatSseEvent('audio_stream_start', {
     request_id,
     format: options.format,
-    voice: options.voice.key,
+    voice: options.voiceSpec,
     sample_rate: options.sampleRate,
   });
   let seq = 0;

@@ -196,7 +196,7 @@ describe.skipIf(!FFMPEG.available)(`SSE transport${FFMPEG.note}`, () => {
         data: {
           request_id: `sse-${format}`,
           format,
-          voice: 'af_heart(1)',
+          voice: 'af_heart',
           sample_rate: FORMATS[format].defaultRate,
         },
       });

@@ -1,0 +1,288 @@
+/**
+ * Compatibility with the reference container's clients: refusal tokens in error messages, `error`
+ * in HTTP error bodies, the SSE voice echo, the figures of a complete file as headers, and JSON
+ * bodies whatever their Content-Type.
+ */
+import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { MESSAGE_TOKENS } from '../../protocol/errors.ts';
+import { SynthesisError } from '../../dist/model/engine.js';
+import { toErrorBody, toHttpErrorBody, ttsError } from '../../dist/server/errors.js';
+import { readSse } from '../../client/sse.ts';
+import { TestClient, startServer, type TestServer } from './harness.ts';
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+/** A POST with exactly the given Content-Type, or none (fetch would add one). */
+function post(server: TestServer, body: string, contentType: string | undefined): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${server.http}/invocations`, {
+      method: 'POST',
+      headers: contentType ? { 'content-type': contentType } : {},
+    });
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const json = (answer: Answer) => JSON.parse(answer.body.toString('utf8')) as Record<string, unknown>;
+
+/** A refused WebSocket upgrade: its status and JSON body. */
+function refusedUpgrade(url: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url);
+    socket.once('open', () => reject(new Error('the upgrade was accepted')));
+    socket.once('error', () => {});
+    socket.once('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(body) }));
+    });
+  });
+}
+
+/** The HTTP/1.1 responses in `bytes`, in order (interim 100s included; bodies by Content-Length). */
+function responses(bytes: Buffer): { status: number; headers: Record<string, string>; body: string }[] {
+  const out: { status: number; headers: Record<string, string>; body: string }[] = [];
+  let text = bytes.toString('latin1');
+  while (text.length > 0) {
+    const end = text.indexOf('\r\n\r\n');
+    const [statusLine, ...lines] = text.slice(0, end).split('\r\n');
+    const headers = Object.fromEntries(
+      lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+    );
+    const length = Number(headers['content-length'] ?? 0);
+    out.push({
+      status: Number(statusLine!.split(' ')[1]),
+      headers,
+      body: text.slice(end + 4, end + 4 + length),
+    });
+    text = text.slice(end + 4 + length);
+  }
+  return out;
+}
+
+const old = () => Date.now() / 1000 - 3600;
+
+describe('refusal tokens in error messages', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ WS_MAX_PENDING: '1' });
+  });
+  afterAll(() => server.close());
+
+  it('a session over its queue gets busy frames whose message starts with queue_saturated', async () => {
+    const client = await TestClient.open(server.ws);
+    // One runs, one waits, two are refused: few enough not to count as a flood (closed with 1008).
+    const ids = Array.from({ length: 4 }, (_, i) => `q${i}`);
+    for (const id of ids) client.send({ text: 'One. Two. Three. Four.', request_id: id });
+    await client.until(
+      (c) => c.controls('synthesis_complete').length + c.controls('error').length === ids.length,
+      'an answer to every message',
+    );
+    const errors = client.controls('error');
+    expect(errors.length).toBeGreaterThan(0);
+    for (const error of errors) {
+      expect(Object.keys(error).sort()).toEqual(['code', 'message', 'request_id', 'type']);
+      expect(error.code).toBe('busy');
+      expect(error.message).toMatch(/^queue_saturated: this session already has \d+ messages/);
+    }
+    client.close();
+  });
+
+  it('a stale request is request_stale with the token in its message, on both routes', async () => {
+    const client = await TestClient.open(server.ws);
+    client.send({ text: 'Too old.', request_timestamp: old(), request_id: 'stale-ws' });
+    await client.untilControls('error', 1);
+    expect(client.controls('error')[0]).toMatchObject({
+      code: 'request_stale',
+      request_id: 'stale-ws',
+      message: expect.stringMatching(/^request_stale: the request is [\d.]+ s old/),
+    });
+    client.close();
+    const answer = await post(
+      server,
+      JSON.stringify({ text: 'Too old.', request_timestamp: old() }),
+      'application/json',
+    );
+    expect(answer.status).toBe(408);
+    expect(json(answer)).toMatchObject({
+      code: 'request_stale',
+      message: expect.stringMatching(/^request_stale: the request is/),
+    });
+  });
+
+  it('an inference-queue refusal is busy with queue_saturated; a message with a token keeps it; other codes get none', () => {
+    const full = toHttpErrorBody(
+      new SynthesisError('busy', 'the inference queue is full (4 sentences waiting)'),
+    );
+    expect(full).toEqual({
+      status: 503,
+      body: {
+        type: 'error',
+        code: 'busy',
+        error: 'busy',
+        message:
+          'queue_saturated: the server is at capacity: the inference queue is full (4 sentences waiting); retry shortly',
+      },
+    });
+    expect(toErrorBody(ttsError('TTS_ERR_BUSY', 'queue_full: no room')).body.message).toBe(
+      'queue_full: no room',
+    );
+    const option = toErrorBody(ttsError('TTS_ERR_INVALID_OPTION', 'speed should be a number'));
+    expect(option.body.message).toBe('speed should be a number');
+  });
+
+  it('docs/protocol.md lists the tokens of each code', () => {
+    const doc = readFileSync(new URL('../../docs/protocol.md', import.meta.url), 'utf8');
+    const lines = doc.slice(doc.search(/^### Message tokens$/m)).split('\n');
+    const start = lines.findIndex((l) => l.startsWith('|')) + 2; // past the header and its rule
+    const end = lines.findIndex((l, i) => i >= start && !l.startsWith('|'));
+    const ticked = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+    const documented = lines.slice(start, end).map((row) => {
+      const [code, tokens] = row.slice(1, -1).split(' | ');
+      return [ticked(code!)[0], ticked(tokens!)];
+    });
+    expect(Object.fromEntries(documented)).toEqual(MESSAGE_TOKENS);
+  });
+});
+
+describe('`error` in HTTP error bodies', () => {
+  it('a 503 while the model loads carries error: not_ready; so do 4xx bodies', async () => {
+    const cold = await startServer({}, { ready: false });
+    try {
+      const answer = await post(cold, 'Hi.', 'text/plain');
+      expect(answer.status).toBe(503);
+      expect(json(answer)).toMatchObject({ type: 'error', code: 'not_ready', error: 'not_ready' });
+      const refused = await post(cold, 'x', 'application/xml');
+      expect(refused.status).toBe(415);
+      expect(json(refused)).toMatchObject({
+        code: 'unsupported_media_type',
+        error: 'unsupported_media_type',
+      });
+      const missing = await fetch(`${cold.http}/nowhere`);
+      expect(missing.status).toBe(404);
+      expect(await missing.json()).toMatchObject({ code: 'not_found', error: 'not_found' });
+    } finally {
+      await cold.close();
+    }
+  });
+
+  it('while draining, a POST and a WebSocket upgrade get 503 with error: shutting_down', async () => {
+    const server = await startServer();
+    try {
+      await server.lifecycle.drain(1000);
+      const answer = await post(server, 'Hi.', 'text/plain');
+      expect(answer.status).toBe(503);
+      expect(json(answer)).toMatchObject({ code: 'shutting_down', error: 'shutting_down' });
+      const upgrade = await refusedUpgrade(server.ws);
+      expect(upgrade.status).toBe(503);
+      expect(upgrade.body).toMatchObject({ type: 'error', code: 'shutting_down', error: 'shutting_down' });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a request that arrives while the app closes gets the coded 503, not an uncoded one', async () => {
+    const server = await startServer();
+    const socket = connect(Number(new URL(server.http).port), '127.0.0.1');
+    const received: Buffer[] = [];
+    socket.on('data', (d: Buffer) => received.push(d));
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    await new Promise((resolve) => socket.once('connect', resolve));
+    // A request whose body is still coming keeps the connection busy while the app closes.
+    const first = 'Hello.';
+    socket.write(
+      `POST /invocations HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: ${first.length}\r\nExpect: 100-continue\r\n\r\n`,
+    );
+    await new Promise((resolve) => socket.once('data', resolve)); // 100 Continue: the server has it
+    void server.lifecycle.drain(5000);
+    const closing = server.app.close();
+    while (server.app.server.listening) await new Promise((resolve) => setTimeout(resolve, 10));
+    const second = JSON.stringify({ text: 'Too late.' });
+    socket.write(
+      `${first}POST /invocations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${second.length}\r\n\r\n${second}`,
+    );
+    await closed;
+    await closing;
+    await server.engine?.dispose();
+    const answers = responses(Buffer.concat(received)).filter((r) => r.status !== 100);
+    expect(answers.map((r) => r.status)).toEqual([503, 503]);
+    expect(answers[1]!.headers['retry-after']).toBe('1');
+    expect(JSON.parse(answers[1]!.body)).toMatchObject({
+      type: 'error',
+      code: 'shutting_down',
+      error: 'shutting_down',
+    });
+  });
+});
+
+describe('POST /invocations', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(() => server.close());
+
+  it('audio_stream_start echoes the voice exactly as requested, or the default voice id', async () => {
+    const starts: unknown[] = [];
+    for (const voice of ['af_bella+af_sky', 'af_bella(2)+af_sky(1)', 'af_heart', undefined]) {
+      const response = await fetch(`${server.http}/invocations`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'Hello.', transport: 'sse', voice }),
+      });
+      const events = [];
+      for await (const event of readSse(response.body!)) events.push(event);
+      starts.push(JSON.parse(events[0]!.data).voice);
+    }
+    expect(starts).toEqual(['af_bella+af_sky', 'af_bella(2)+af_sky(1)', 'af_heart', 'af_heart']);
+  });
+
+  it('a complete file (stream: false) carries its figures as headers; a stream does not', async () => {
+    const text = 'Héllo there. How are you today? 😀';
+    const whole = await post(server, JSON.stringify({ text, stream: false }), 'application/json');
+    expect(whole.status).toBe(200);
+    const samples = (whole.body.length - 44) / 2; // a 24 kHz PCM16 WAV
+    expect(Number(whole.headers['x-audio-duration'])).toBeCloseTo(samples / 24000, 3);
+    expect(whole.headers['x-characters-processed']).toBe('33'); // code points, not UTF-16 units
+    expect(Number(whole.headers['x-inference-time-ms'])).toBeGreaterThan(0);
+    expect(Number(whole.headers['x-rtf'])).toBeGreaterThan(0);
+    const streamed = await post(server, JSON.stringify({ text }), 'application/json');
+    expect(streamed.status).toBe(200);
+    expect(
+      Object.keys(streamed.headers).filter((h) => /^x-(audio|inference|rtf|characters)/.test(h)),
+    ).toEqual([]);
+  });
+
+  it('reads a body that starts with { as JSON whatever its Content-Type, and a form body as text', async () => {
+    const options = JSON.stringify({ text: 'Hi there.', format: 'pcm' });
+    const pcm = 'audio/pcm;rate=24000;encoding=s16le;channels=1';
+    const types = ['application/x-www-form-urlencoded', 'text/plain', 'application/octet-stream', undefined];
+    const answers = await Promise.all(types.map((type) => post(server, ` \n${options}`, type)));
+    expect(answers.map((a) => [a.status, a.headers['content-type']])).toEqual(types.map(() => [200, pcm]));
+
+    const form = await post(server, 'Hello there.', 'application/x-www-form-urlencoded');
+    expect([form.status, form.headers['content-type']]).toEqual([200, 'audio/wav']);
+    const broken = await post(server, '{"text": ', 'application/x-www-form-urlencoded');
+    expect(broken.status).toBe(400);
+    expect(json(broken)).toMatchObject({ code: 'invalid_json' });
+    const other = await post(server, 'Hello there.', 'application/xml');
+    expect(other.status).toBe(415);
+  });
+});
