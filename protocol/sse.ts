@@ -1,6 +1,7 @@
 /** The Server-Sent Events of POST /invocations with `transport: "sse"`. */
 import type { ErrorCode } from './errors.ts';
 import type { AudioFormat } from './formats.ts';
+import type { WordTimestampsFrame } from './frames.ts';
 
 export interface SseEventData {
   /** Sent before inference begins. */
@@ -10,6 +11,8 @@ export interface SseEventData {
     readonly voice: string;
     readonly sample_rate: number;
   };
+  /** A chunk's words (requests with `timestamps`), before that chunk's audio; as the WebSocket frame. */
+  readonly word_timestamps: Omit<WordTimestampsFrame, 'type'>;
   /** One piece of encoded audio (whole frames), base64. */
   readonly audio_chunk: { readonly request_id: string; readonly seq: number; readonly data: string };
   readonly audio_stream_end: {

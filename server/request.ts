@@ -32,6 +32,8 @@ export interface SynthesisOptions {
   readonly stream: boolean;
   /** POST only: raw audio bytes, or Server-Sent Events carrying base64 audio. */
   readonly transport: Transport;
+  /** `word_timestamps` frames (SSE events) before each chunk's audio. */
+  readonly timestamps: boolean;
 }
 
 export interface OptionContext {
@@ -168,12 +170,28 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     transport = requested as Transport;
   }
 
+  const timestamps = body.timestamps === undefined ? false : body.timestamps;
+  if (typeof timestamps !== 'boolean')
+    invalid(`timestamps should be true or false; got ${describe(timestamps)}`);
+  if (timestamps && !engine.info.capabilities.timestamps) {
+    throw ttsError(
+      'TTS_ERR_TIMESTAMPS_UNAVAILABLE',
+      'The loaded model export has no durations output, so it cannot time words; load a timestamped export such as onnx-community/Kokoro-82M-v1.0-ONNX-timestamped (GET /ping lists the model’s capabilities)',
+    );
+  }
+  if (timestamps && route === 'http' && transport !== 'sse') {
+    invalid(
+      'timestamps on POST need "transport": "sse" (they come as word_timestamps events); raw audio bytes cannot carry them',
+    );
+  }
+
   return {
     requestId,
     text,
     chars,
     voice,
     voiceSpec,
+    timestamps,
     speed,
     format: format as AudioFormat,
     sampleRate,

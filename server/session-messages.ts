@@ -3,7 +3,7 @@
  * commands. Plain text (not starting with `{`) is one complete request; a JSON object is a request
  * unless its `type` (any case) says otherwise.
  */
-import type { RunFigures } from '../model/engine.ts';
+import type { RunFigures, WordTiming } from '../model/engine.ts';
 import type { ErrorBody } from '../protocol/errors.ts';
 import type { ControlFrame } from '../protocol/frames.ts';
 import { ttsError, withRequestId } from './errors.ts';
@@ -105,6 +105,8 @@ export interface SessionDialect {
   start(requestId: string): object | undefined;
   /** After the last audio of a request; `figures` is undefined for a flush that had nothing to speak. */
   complete(requestId: string, figures: Figures | undefined): object | undefined;
+  /** A chunk's words (requests with timestamps), before that chunk's audio. */
+  words(requestId: string, words: readonly WordTiming[]): object | undefined;
   /** After the last audio of what a cancel cut. */
   cancelled(requestId: string | undefined, cancelled: readonly string[]): object | undefined;
   error(body: ErrorBody): object | undefined;
@@ -128,6 +130,8 @@ export const NATIVE_DIALECT: SessionDialect = {
       first_chunk_frontend_s: (figures?.firstFrontEndMs ?? 0) / 1000,
       chunks: figures?.chunks ?? 0,
     }) satisfies ControlFrame,
+  words: (requestId, words) =>
+    ({ type: 'word_timestamps', request_id: requestId, words: [...words] }) satisfies ControlFrame,
   cancelled: (requestId, cancelled) =>
     ({
       type: 'synthesis_cancelled',

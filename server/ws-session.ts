@@ -24,7 +24,14 @@ const SEND_HIGH_WATER_BYTES = 1024 * 1024;
 const FLOOD_FACTOR = 4;
 
 /** Fields that only the first append of an utterance may carry. */
-const UTTERANCE_OPTIONS = ['voice', 'speed', 'format', 'sample_rate', 'request_timestamp'] as const;
+const UTTERANCE_OPTIONS = [
+  'voice',
+  'speed',
+  'format',
+  'sample_rate',
+  'request_timestamp',
+  'timestamps',
+] as const;
 
 function toBuffer(data: RawData): Buffer {
   if (Buffer.isBuffer(data)) return data;
@@ -439,8 +446,16 @@ export class Session implements Drainable {
       const start = this.#dialect.start(options.requestId);
       if (start) await this.#sendControl(start);
       const run = engine.synthesize(
-        { text, voice: options.voice, speed: options.speed },
-        { format: options.format, sampleRate: options.sampleRate },
+        { text, voice: options.voice, speed: options.speed, timestamps: options.timestamps },
+        {
+          format: options.format,
+          sampleRate: options.sampleRate,
+          // Sent as the chunk's audio is handed over, so it goes out before that audio.
+          onWords: (words) => {
+            const frame = this.#dialect.words(options.requestId, words);
+            if (frame && !controller.signal.aborted) void this.#sendControl(frame);
+          },
+        },
         { signal: controller.signal, startedAt: receivedAt },
       );
       for await (const bytes of run) {

@@ -5,7 +5,7 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
-import type { RunFigures, SynthesisRun } from '../../model/engine.ts';
+import type { RunFigures, SynthesisRun, WordTiming } from '../../model/engine.ts';
 import { FORMATS } from '../../protocol/formats.ts';
 import { formatSseEvent } from '../../protocol/sse.ts';
 import type { Config } from '../config.ts';
@@ -66,9 +66,16 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
     // Only ids that are valid header text go into the header (the body of errors carries any id).
     if (HEADER_SAFE.test(options.requestId)) reply.header('x-request-id', options.requestId);
 
+    // With timestamps (SSE only), each chunk's words wait here until its audio event goes out.
+    const words: (readonly WordTiming[])[] = [];
     const run = engine.synthesize(
-      { text: options.text, voice: options.voice, speed: options.speed },
-      { format: options.format, sampleRate: options.sampleRate, complete: !options.stream },
+      { text: options.text, voice: options.voice, speed: options.speed, timestamps: options.timestamps },
+      {
+        format: options.format,
+        sampleRate: options.sampleRate,
+        complete: !options.stream,
+        ...(options.timestamps ? { onWords: (w: readonly WordTiming[]) => words.push(w) } : {}),
+      },
       { signal: controller.signal },
     );
     /** Records the end of the run once; returns its figures. */
@@ -89,7 +96,7 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
       reply.header('cache-control', 'no-cache').header('x-accel-buffering', 'no');
       return reply
         .type('text/event-stream; charset=utf-8')
-        .send(Readable.from(sseStream(run, options, controller.signal, log, () => completed('sse'))));
+        .send(Readable.from(sseStream(run, words, options, controller.signal, log, () => completed('sse'))));
     }
 
     const audio = run[Symbol.asyncIterator]();
@@ -132,10 +139,12 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
 
 /**
  * The SSE body: `audio_stream_start` at once (before inference), one `audio_chunk` per encoded
- * buffer (whole frames, base64), then `audio_stream_end`, or `error` if synthesis fails.
+ * buffer (whole frames, base64), each after the `word_timestamps` of its chunk when asked for, then
+ * `audio_stream_end`, or `error` if synthesis fails.
  */
 async function* sseStream(
   run: SynthesisRun,
+  words: (readonly WordTiming[])[],
   options: SynthesisOptions,
   signal: AbortSignal,
   log: FastifyBaseLogger,
@@ -151,6 +160,8 @@ async function* sseStream(
   let seq = 0;
   try {
     for await (const bytes of run) {
+      for (const chunk of words.splice(0))
+        yield formatSseEvent('word_timestamps', { request_id, words: chunk });
       yield formatSseEvent('audio_chunk', {
         request_id,
         seq: seq++,
@@ -164,6 +175,7 @@ async function* sseStream(
     yield formatSseEvent('error', { request_id, code: body.code, message: body.message });
     return;
   }
+  for (const chunk of words.splice(0)) yield formatSseEvent('word_timestamps', { request_id, words: chunk });
   const { audioS } = completed();
   yield formatSseEvent('audio_stream_end', { request_id, total_chunks: seq, duration_s: audioS });
 }

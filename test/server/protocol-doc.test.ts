@@ -5,6 +5,7 @@
  * server sends.
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES, FORMATS } from '../../protocol/index.ts';
 import type { Engine } from '../../dist/model/engine.js';
@@ -12,6 +13,10 @@ import { parseConfig } from '../../dist/server/config.js';
 import { parseOptions } from '../../dist/server/request.js';
 import { readSse } from '../../client/sse.ts';
 import { startServer, TestClient, type TestServer } from './harness.ts';
+
+const TIMESTAMPED_MODEL_DIR = fileURLToPath(
+  new URL('../fixtures/standin-model-timestamped', import.meta.url),
+);
 
 const doc = readFileSync(new URL('../../docs/protocol.md', import.meta.url), 'utf8');
 
@@ -83,16 +88,19 @@ describe('docs/protocol.md against the code', () => {
 describe('docs/protocol.md against a running server', () => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startServer();
+    // The timestamped stand-in, so that word timestamps are sent too.
+    server = await startServer({ KOKORO_MODEL_DIR: TIMESTAMPED_MODEL_DIR });
   });
   afterAll(() => server.close());
 
   it('names every control frame type the WebSocket route sends, with its fields', async () => {
     const client = await TestClient.open(server.ws);
-    client.send({ text: 'One sentence. And another.', request_id: 'doc-1' });
+    client.send({ text: 'One sentence. And another.', request_id: 'doc-1', timestamps: true });
     client.send({ text: 'Bad speed.', speed: 9, request_id: 'doc-2' });
+    client.send({ type: 'cancel', request_id: 'doc-3' });
     await client.untilControls('error', 1);
     await client.untilControls('synthesis_complete', 1);
+    await client.untilControls('synthesis_cancelled', 1);
     client.close();
     const sent = new Map<string, string[]>();
     for (const frame of client.controls()) sent.set(String(frame.type), Object.keys(frame).sort());
@@ -110,7 +118,7 @@ describe('docs/protocol.md against a running server', () => {
     const response = await fetch(`${server.http}/invocations`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-      body: JSON.stringify({ text: 'Hello there. How are you?' }),
+      body: JSON.stringify({ text: 'Hello there. How are you?', timestamps: true }),
     });
     for await (const event of readSse(response.body!)) {
       events.set(event.event, Object.keys(JSON.parse(event.data) as object).sort());
