@@ -1,6 +1,7 @@
 /**
  * What a client session reports, the same for a WebSocket session and a SageMaker stream: the
- * start, audio and completion of each request, errors, and the end of the session.
+ * start, audio, word timings and completion of each request, errors, answers to cancels, and the
+ * end of the session.
  */
 
 /** A synthesis request started: its audio frames follow. */
@@ -15,6 +16,24 @@ export interface TtsAudioEvent {
   /** The request it belongs to; `''` only if audio came while no request of ours was open. */
   readonly requestId: string;
   readonly bytes: Uint8Array;
+}
+
+/** One word of a request's text, timed on the request's audio clock. */
+export interface TtsWord {
+  readonly word: string;
+  /** Seconds from the request's first audio sample (continuing across its chunks). */
+  readonly startS: number;
+  readonly endS: number;
+}
+
+/**
+ * The words of the chunk whose audio follows (requests with `timestamps: true`): the words of the
+ * original text (split at white space) that end in that chunk, in text order.
+ */
+export interface TtsWordsEvent {
+  readonly type: 'words';
+  readonly requestId: string;
+  readonly words: readonly TtsWord[];
 }
 
 /** The last audio of a request has been received. */
@@ -41,6 +60,18 @@ export interface TtsErrorEvent {
   readonly message: string;
 }
 
+/**
+ * The server's answer to a cancel, after the last audio of what it cut: no event of a request in
+ * `cancelled` follows it (neither audio nor `complete`). The session stays open.
+ */
+export interface TtsCancelledEvent {
+  readonly type: 'cancelled';
+  /** The cancel's own request id when it named one, else the request in flight that it cut. */
+  readonly requestId?: string;
+  /** Requests cut or dropped: the one in flight first, then the queued ones in order; may be empty. */
+  readonly cancelled: readonly string[];
+}
+
 /** The session has ended (its last event). */
 export interface TtsClosedEvent {
   readonly type: 'closed';
@@ -53,4 +84,11 @@ export interface TtsClosedEvent {
 }
 
 /** Everything a session's `events()` yields, in arrival order; `closed` is always the last. */
-export type TtsEvent = TtsStartEvent | TtsAudioEvent | TtsCompleteEvent | TtsErrorEvent | TtsClosedEvent;
+export type TtsEvent =
+  | TtsStartEvent
+  | TtsWordsEvent
+  | TtsAudioEvent
+  | TtsCompleteEvent
+  | TtsErrorEvent
+  | TtsCancelledEvent
+  | TtsClosedEvent;

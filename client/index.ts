@@ -18,17 +18,22 @@ export {
   type ErrorBody,
   type ErrorCode,
   type ErrorFrame,
+  type SynthesisCancelledFrame,
   type SynthesisCompleteFrame,
   type SynthesisOptions,
   type SynthesisStartFrame,
+  type WordTimestampsFrame,
 } from '../protocol/index.ts';
 export type {
   TtsAudioEvent,
+  TtsCancelledEvent,
   TtsClosedEvent,
   TtsCompleteEvent,
   TtsErrorEvent,
   TtsEvent,
   TtsStartEvent,
+  TtsWord,
+  TtsWordsEvent,
 } from './events.ts';
 export {
   TtsSession,

@@ -6,8 +6,8 @@ import { concatBytes } from '../protocol/bytes.ts';
 import { decodeControlFrame } from '../protocol/frames.ts';
 import { requestMessage, type SynthesisOptions } from '../protocol/request.ts';
 import { AsyncQueue } from './async-queue.ts';
-import { RequestTracker } from './attribution.ts';
-import type { TtsEvent } from './events.ts';
+import type { TtsCancelledEvent, TtsEvent } from './events.ts';
+import { SessionCore, type TtsResult } from './session-core.ts';
 import {
   HTTP2_SDK_PACKAGE,
   encoder,
@@ -76,7 +76,8 @@ async function loadHttp2Sdk(): Promise<Http2Sdk> {
  * Many synthesis requests over one SageMaker bidirectional stream, answered strictly in order. Every
  * message goes out as one `BINARY` payload part (SageMaker hands it to the container as a binary
  * WebSocket frame); the response parts are reassembled into the container's frames and turned into
- * {@link TtsEvent}s.
+ * {@link TtsEvent}s. The methods are those of the WebSocket session (`TtsSession`), with the same
+ * events and results: `send`, `request`, `append` and `flush` for streamed text, `cancel`.
  *
  * @example
  * ```ts
@@ -91,8 +92,16 @@ export class SageMakerTtsSession {
   readonly #requests = new AsyncQueue<BidiRequestEvent>();
   readonly #events = new AsyncQueue<TtsEvent>();
   readonly #abort = new AbortController();
-  /** Which request each frame belongs to (the same rule as the WebSocket session). */
-  readonly #tracker = new RequestTracker();
+  /** Requests, utterances and cancels in flight, and where each event goes (as in the WebSocket session). */
+  readonly #core = new SessionCore({
+    transmit: (message) => {
+      if (this.closed) throw new Error('the session is closed; connect a new one');
+      this.#sendJson(message);
+    },
+    deliver: (event) => this.#emit(event),
+    // With request_timestamp, so that the server can refuse a request that waited too long.
+    request: (text, options, requestId) => ({ ...requestMessage(text, options, requestId) }),
+  });
   #fragments: Uint8Array[] = [];
   #fragmentType: string | undefined;
   #closing = false;
@@ -171,11 +180,57 @@ export class SageMakerTtsSession {
    * @throws Error when the session is closing or closed.
    */
   send(text: string, options: SynthesisOptions = {}): string {
-    if (this.closed) throw new Error('the session is closed; connect a new one');
-    const message = requestMessage(text, options, globalThis.crypto.randomUUID());
-    this.#tracker.sent(message.request_id!);
-    this.#sendJson(message);
-    return message.request_id!;
+    return this.#core.send(text, options);
+  }
+
+  /**
+   * Sends one request and collects it: resolves with its audio, words (with `timestamps: true`) and
+   * completion. Rejects with a {@link TtsRequestError} when the server answers with an error frame
+   * (its `code`), or when a {@link cancel} cuts or drops the request (code `cancelled`); with an
+   * Error when the session ends first. Its events are not delivered to {@link events}.
+   */
+  request(text: string, options: SynthesisOptions = {}): Promise<TtsResult> {
+    return this.#core.request(text, options);
+  }
+
+  /**
+   * Adds text to the open utterance (streamed text input); the server speaks each sentence as soon
+   * as it is complete. The first append opens an utterance, with `options` and a generated
+   * `request_id` unless one is given; later appends take no options, until {@link flush}. Returns
+   * the utterance's request id. Its events go to {@link events} as they arrive, and its audio is
+   * also gathered for the result of flush(). An append that the server refuses is answered with an
+   * `error` event naming the utterance and is not spoken; the utterance goes on, and flush() then
+   * rejects with that error once the utterance has ended.
+   *
+   * @throws Error when the session is closing or closed, or when a later append carries options.
+   */
+  append(text: string, options?: SynthesisOptions): string {
+    return this.#core.append(text, options);
+  }
+
+  /**
+   * Ends the open utterance: the server speaks what it holds and completes it. Resolves like
+   * {@link request} with the utterance's audio, words and completion (its events have gone to
+   * {@link events} as well); rejects with a {@link TtsRequestError} when the server failed it or
+   * refused one of its appends, with code `cancelled` when a cancel cut it, or with an Error when
+   * the session ends first. With no utterance open, the server answers at once with an empty
+   * completion. The promise may be ignored: a rejection nobody awaits is not reported as unhandled.
+   */
+  flush(): Promise<TtsResult> {
+    return this.#core.flush();
+  }
+
+  /**
+   * Barge-in: asks the server to stop the request in flight (at its next chunk boundary) and drop
+   * every queued one, including the open utterance, or only the request `requestId`. Resolves with
+   * the server's answer, the `cancelled` event listing the ids it cut or dropped; the event is also
+   * delivered to {@link events} after the last audio of what was cut, and no event of a listed
+   * request follows it. The {@link request} and {@link flush} promises of the listed requests
+   * reject with a {@link TtsRequestError} of code `cancelled`. Rejects when the session is closing
+   * or ends before the answer, and when `requestId` is not a usable id.
+   */
+  cancel(requestId?: string): Promise<TtsCancelledEvent> {
+    return this.#core.cancel(requestId);
   }
 
   /**
@@ -279,17 +334,12 @@ export class SageMakerTtsSession {
   #onMessage(payload: Uint8Array, dataType: string | undefined): void {
     const control = decodeControlFrame(payload);
     if (control) {
-      this.#onControl(control);
+      this.#core.control(control);
       return;
     }
     // A UTF8 part is a text frame, so control by transport; one that is not a JSON object is unreadable.
     if (dataType === 'UTF8') return;
-    this.#emit(this.#tracker.audio(payload));
-  }
-
-  #onControl(message: Record<string, unknown>): void {
-    const event = this.#tracker.control(message);
-    if (event) this.#emit(event);
+    this.#core.audio(payload);
   }
 
   #emit(event: TtsEvent): void {
@@ -304,6 +354,7 @@ export class SageMakerTtsSession {
 
   #finish(reason: string): void {
     if (this.#finished) return;
+    this.#core.end(`ended (${reason})`);
     this.#events.push({ type: 'closed', reason });
     this.#finished = true;
     this.#events.end();

@@ -22,6 +22,7 @@ export {
   type BidiStreamClient,
 } from './sagemaker-stream.ts';
 export { SageMakerTtsSession, type SageMakerSessionOptions } from './sagemaker-session.ts';
+export { TtsRequestError, type TtsResult } from './session-core.ts';
 export {
   RUNTIME_SDK_PACKAGE,
   invokeStreaming,

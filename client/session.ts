@@ -1,6 +1,7 @@
 /**
  * A client for one WebSocket session with this server (`/invocations-bidirectional-stream`): send a
- * request per sentence without waiting, read audio and control events in arrival order. The server
+ * request per sentence without waiting, or stream text as it is written (`append`, `flush`), cancel
+ * what is in flight (barge-in), and read audio and control events in arrival order. The server
  * answers requests strictly in order, so every audio frame belongs to the request whose
  * `synthesis_start` came last.
  *
@@ -10,28 +11,10 @@ import { concatBytes } from '../protocol/bytes.ts';
 import { decodeControlFrame } from '../protocol/frames.ts';
 import type { SynthesisOptions } from '../protocol/request.ts';
 import { AsyncQueue } from './async-queue.ts';
-import { RequestTracker } from './attribution.ts';
-import type { TtsClosedEvent, TtsCompleteEvent, TtsEvent } from './events.ts';
+import type { TtsCancelledEvent, TtsClosedEvent, TtsEvent } from './events.ts';
+import { SessionCore, type TtsResult } from './session-core.ts';
 
-/** What {@link TtsSession.request} resolves to. */
-export interface TtsResult {
-  /** All audio frames of the request, concatenated (one valid file for container formats). */
-  readonly audio: Uint8Array;
-  readonly complete: TtsCompleteEvent;
-}
-
-/** A request that the server answered with an error frame. */
-export class TtsRequestError extends Error {
-  override readonly name = 'TtsRequestError';
-  readonly code: string;
-  readonly requestId: string | undefined;
-
-  constructor(code: string, message: string, requestId?: string) {
-    super(message);
-    this.code = code;
-    this.requestId = requestId;
-  }
-}
+export { TtsRequestError, type TtsResult } from './session-core.ts';
 
 /**
  * The part of the WHATWG WebSocket API that the session uses. Browsers' `WebSocket` and the `ws`
@@ -56,7 +39,7 @@ export interface TtsSessionOptions {
   readonly protocols?: string | string[];
   /** Send messages as binary frames, as SageMaker delivers them (default), or as text frames. */
   readonly binary?: boolean;
-  /** Options applied to every request unless the request sets them (not `request_id`). */
+  /** Options applied to every request and utterance unless it sets them (not `request_id`). */
   readonly defaults?: Omit<SynthesisOptions, 'request_id'>;
   /** How long to wait for the connection to open; 10 s by default. */
   readonly connectTimeoutMs?: number;
@@ -70,16 +53,11 @@ const ABNORMAL_CLOSURE = 1006;
 
 const encoder = new TextEncoder();
 
-interface Collector {
-  readonly chunks: Uint8Array[];
-  resolve(result: TtsResult): void;
-  reject(error: Error): void;
-}
-
 /**
  * One WebSocket session. Send a request per sentence with {@link send} (it does not wait), and read
  * {@link events} (or iterate the session itself); or let {@link request} collect one request's
- * audio. End with {@link close}.
+ * audio. Stream text as an LLM writes it with {@link append} and {@link flush}; stop what is in
+ * flight with {@link cancel}. End with {@link close}.
  *
  * @example
  * const session = await TtsSession.connect('ws://localhost:8080/invocations-bidirectional-stream');
@@ -87,15 +65,17 @@ interface Collector {
  * session.send('How are you?', { voice: 'af_bella' });
  * await session.close(); // the server finishes both first; events() still yields them
  * for await (const event of session) if (event.type === 'audio') play(event.bytes);
+ *
+ * @example
+ * for await (const token of llm) session.append(token); // each sentence is spoken once complete
+ * const { audio } = await session.flush();              // events() streams the same audio meanwhile
  */
 export class TtsSession {
   readonly #socket: WebSocketLike;
   readonly #binary: boolean;
   readonly #defaults: Omit<SynthesisOptions, 'request_id'>;
-  /** Requests sent and not yet completed or failed, oldest first. */
-  readonly #tracker = new RequestTracker();
-  /** Requests made with request(): their events go to the collector, not to events(). */
-  readonly #collectors = new Map<string, Collector>();
+  /** Requests, utterances and cancels in flight, and where each event goes. */
+  readonly #core: SessionCore;
   /** Events for events(), in arrival order; it ends after the closed event. */
   readonly #queue = new AsyncQueue<TtsEvent>();
   #closeSent = false;
@@ -106,6 +86,16 @@ export class TtsSession {
     this.#socket = socket;
     this.#binary = options.binary ?? true;
     this.#defaults = options.defaults ?? {};
+    this.#core = new SessionCore({
+      transmit: (message) => this.#transmit(message),
+      deliver: (event) => this.#queue.push(event),
+      request: (text, requestOptions, requestId) => ({
+        text,
+        ...this.#defaults,
+        ...requestOptions,
+        request_id: requestId,
+      }),
+    });
     socket.binaryType = 'arraybuffer';
     // Listeners go on before the connection opens, so no frame can be missed.
     socket.addEventListener('message', (event) => this.#onMessage((event as { data: unknown }).data));
@@ -168,36 +158,70 @@ export class TtsSession {
    * @throws Error when the session is closed or closing.
    */
   send(text: string, options: SynthesisOptions = {}): string {
-    const requestId = options.request_id ?? newRequestId();
-    this.#transmit({ text, ...this.#defaults, ...options, request_id: requestId });
-    this.#tracker.sent(requestId);
-    return requestId;
+    return this.#core.send(text, options);
   }
 
   /**
-   * Sends one request and collects it: resolves with its audio and completion, rejects with a
-   * {@link TtsRequestError} when the server answers with an error frame, or with an Error when the
-   * session closes first. Its events are not delivered to {@link events}.
+   * Sends one request and collects it: resolves with its audio, words (with `timestamps: true`) and
+   * completion. Rejects with a {@link TtsRequestError} when the server answers with an error frame
+   * (its `code`), or when a {@link cancel} cuts or drops the request (code `cancelled`); with an
+   * Error when the session closes first. Its events are not delivered to {@link events}.
    */
   request(text: string, options: SynthesisOptions = {}): Promise<TtsResult> {
-    const requestId = options.request_id ?? newRequestId();
-    if (this.#collectors.has(requestId)) {
-      return Promise.reject(new Error(`A request with id ${requestId} is already being collected`));
-    }
-    return new Promise<TtsResult>((resolve, reject) => {
-      this.#collectors.set(requestId, { chunks: [], resolve, reject });
-      try {
-        this.send(text, { ...options, request_id: requestId });
-      } catch (err) {
-        this.#collectors.delete(requestId);
-        reject(err as Error);
-      }
-    });
+    return this.#core.request(text, options);
   }
 
   /**
-   * Events in arrival order: `start`, `audio`…, `complete` (or `error`) per request, and finally
-   * `closed`, after which the iteration ends. Breaking out of a loop keeps the session and the
+   * Adds text to the open utterance (streamed text input, e.g. an LLM's tokens); the server speaks
+   * each sentence as soon as it is complete. The first append opens an utterance, with `options`
+   * (and the session defaults) and a generated `request_id` unless one is given; later appends take
+   * no options, until {@link flush} ends the utterance. Returns the utterance's request id, which
+   * its events carry. The events go to {@link events} as they arrive, and its audio is also
+   * gathered for the result of {@link flush}.
+   *
+   * An append that the server refuses (text over its limits, say) is answered with an `error`
+   * event naming the utterance and is not spoken; the utterance goes on, and flush() then rejects
+   * with that error once the utterance has ended.
+   *
+   * @throws Error when the session is closed or closing, or when a later append carries options.
+   */
+  append(text: string, options?: SynthesisOptions): string {
+    return this.#core.append(text, options);
+  }
+
+  /**
+   * Ends the open utterance: the server speaks what it holds and completes it. Resolves like
+   * {@link request} with the utterance's audio, words and completion (its events have gone to
+   * {@link events} as well); rejects with a {@link TtsRequestError} when the server failed it or
+   * refused one of its appends, with code `cancelled` when a cancel cut it, or with an Error when
+   * the session closes first. With no utterance open, the server answers at once with an empty
+   * completion (no audio). The promise may be ignored: a rejection nobody awaits is not reported
+   * as unhandled.
+   */
+  flush(): Promise<TtsResult> {
+    return this.#core.flush();
+  }
+
+  /**
+   * Barge-in: asks the server to stop the request in flight (at its next chunk boundary) and drop
+   * every queued one, including the open utterance, or only the request `requestId`. Resolves with
+   * the server's answer, the `cancelled` event, which lists the ids it cut or dropped; that event
+   * is also delivered to {@link events}, after the last audio of what was cut: no event of a listed
+   * request follows it. Audio of the request in flight may still arrive before it. The
+   * {@link request} and {@link flush} promises of the listed requests reject with a
+   * {@link TtsRequestError} of code `cancelled`; a request that completed before the cancel
+   * reached the server is not listed and resolves as usual. The session stays open.
+   *
+   * Rejects when the session is closed or closes before the answer, and when `requestId` is not
+   * a usable id (a non-empty string of at most 128 characters).
+   */
+  cancel(requestId?: string): Promise<TtsCancelledEvent> {
+    return this.#core.cancel(requestId);
+  }
+
+  /**
+   * Events in arrival order: `start`, (`words`,) `audio`…, `complete` (or `error`) per request,
+   * `cancelled` for each cancel, and finally `closed`, after which the iteration ends. Breaking out of a loop keeps the session and the
    * events not yet read, so a later loop continues where it stopped. Read it with one consumer at a
    * time; events are kept until read.
    */
@@ -254,54 +278,24 @@ export class TtsSession {
     if (typeof data === 'string') {
       // A text frame is always control; one that is not a JSON object is ignored like an unknown type.
       const control = decodeControlFrame(data);
-      if (control) this.#onControl(control);
+      if (control) this.#core.control(control);
       return;
     }
     const bytes = toBytes(data);
     if (!bytes) return;
     const control = decodeControlFrame(bytes);
-    if (control) this.#onControl(control);
-    else this.#emit(this.#tracker.audio(bytes));
-  }
-
-  #onControl(message: Record<string, unknown>): void {
-    const event = this.#tracker.control(message);
-    if (event) this.#emit(event);
+    if (control) this.#core.control(control);
+    else this.#core.audio(bytes);
   }
 
   #onClose(code: number, reason: string): void {
     if (this.#closed) return;
     const event: TtsClosedEvent = { type: 'closed', code, reason };
     this.#closed = event;
-    this.#tracker.clear();
-    for (const [id, collector] of this.#collectors) {
-      collector.reject(new Error(`The session closed (code ${code}) before request ${id} completed`));
-    }
-    this.#collectors.clear();
-    this.#emit(event);
-    for (const wake of this.#closeWaiters.splice(0)) wake(event);
-  }
-
-  #emit(event: TtsEvent): void {
-    const collector =
-      event.type !== 'closed' && event.requestId ? this.#collectors.get(event.requestId) : undefined;
-    if (collector) {
-      this.#collect(collector, event);
-      return;
-    }
+    this.#core.end(`closed (code ${code})`);
     this.#queue.push(event);
-    if (event.type === 'closed') this.#queue.end();
-  }
-
-  #collect(collector: Collector, event: TtsEvent): void {
-    if (event.type === 'audio') collector.chunks.push(event.bytes);
-    else if (event.type === 'complete') {
-      this.#collectors.delete(event.requestId);
-      collector.resolve({ audio: concatBytes(collector.chunks), complete: event });
-    } else if (event.type === 'error') {
-      this.#collectors.delete(event.requestId!);
-      collector.reject(new TtsRequestError(event.code, event.message, event.requestId));
-    }
+    this.#queue.end();
+    for (const wake of this.#closeWaiters.splice(0)) wake(event);
   }
 }
 
@@ -326,14 +320,4 @@ function toBytes(data: unknown): Uint8Array | undefined {
   if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   if (Array.isArray(data)) return concatBytes(data as Uint8Array[]); // ws's 'fragments' binaryType
   return undefined;
-}
-
-let fallbackCounter = 0;
-
-/** A random request id (crypto.randomUUID is missing in browsers' insecure contexts). */
-function newRequestId(): string {
-  const cryptoApi = (globalThis as { crypto?: { randomUUID?: () => string } }).crypto;
-  if (cryptoApi?.randomUUID) return cryptoApi.randomUUID();
-  fallbackCounter++;
-  return `${Date.now().toString(36)}-${fallbackCounter.toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
 }

@@ -333,6 +333,74 @@ describe('SageMakerTtsSession over a fake HTTP/2 client', () => {
     ]);
   });
 
+  it('append, flush and cancel: one BINARY part each; the cancelled answer settles request() and flush()', async () => {
+    const fake = new FakeBidiClient((message, self) => {
+      if (message.type === 'close') self.response.end();
+    });
+    const session = await SageMakerTtsSession.connect({ endpointName: 'ep', client: fake, commandFactory });
+    const before = Date.now() / 1000;
+    const utterance = session.append('Hel', { voice: 'af_sky', timestamps: true });
+    expect(session.append('lo.')).toBe(utterance);
+    expect(() => session.append('x', { speed: 2 })).toThrow(/Only the first append/);
+    const flushed = session.flush();
+    const collected = session.request('Later.', { request_id: 'later' });
+    const answer = session.cancel();
+    await expect.poll(() => fake.messages.length).toBe(5);
+    expect(fake.parts.every((p) => p.DataType === 'BINARY' && p.CompletionState === 'COMPLETE')).toBe(true);
+    const [first, ...rest] = fake.messages as [Message, ...Message[]];
+    expect(first).toEqual({
+      type: 'append',
+      text: 'Hel',
+      voice: 'af_sky',
+      timestamps: true,
+      request_id: utterance,
+      request_timestamp: expect.any(Number),
+    });
+    expect(first.request_timestamp).toBeGreaterThanOrEqual(before - 1);
+    expect(rest).toEqual([
+      { type: 'append', text: 'lo.', request_id: utterance },
+      { type: 'flush', request_id: utterance },
+      expect.objectContaining({ text: 'Later.', request_id: 'later' }),
+      { type: 'cancel' },
+    ]);
+
+    const events = collect(session.events());
+    fake.response.push(
+      control({ type: 'synthesis_start', request_id: utterance }),
+      control({
+        type: 'word_timestamps',
+        request_id: utterance,
+        words: [{ word: 'Hello.', start_s: 0, end_s: 0.1 }],
+      }),
+      part(pcm(4, 1), 'BINARY'),
+      control({ type: 'synthesis_cancelled', request_id: utterance, cancelled: [utterance, 'later'] }),
+    );
+    expect(await answer).toEqual({
+      type: 'cancelled',
+      requestId: utterance,
+      cancelled: [utterance, 'later'],
+    });
+    await expect(flushed).rejects.toMatchObject({
+      name: 'TtsRequestError',
+      code: 'cancelled',
+      requestId: utterance,
+    });
+    await expect(collected).rejects.toMatchObject({ code: 'cancelled', requestId: 'later' });
+    await session.close();
+    expect((await events).map((e) => e.type)).toEqual(['start', 'words', 'audio', 'cancelled', 'closed']);
+  });
+
+  it('a session that ends fails what is still awaited', async () => {
+    const fake = new FakeBidiClient();
+    const session = await SageMakerTtsSession.connect({ endpointName: 'ep', client: fake, commandFactory });
+    const collected = session.request('Never answered.');
+    const answer = session.cancel();
+    session.abort();
+    await expect(collected).rejects.toThrow(/ended \(aborted\) before request/);
+    await expect(answer).rejects.toThrow(/before the cancel was answered/);
+    await expect(session.flush()).rejects.toThrow(/closed/);
+  });
+
   it('turns a ModelStreamError member into an error event followed by closed', async () => {
     const fake = new FakeBidiClient((_message, self) => {
       self.response.push(part(pcm(4, 0), 'BINARY'), {
