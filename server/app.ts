@@ -201,7 +201,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         toHttpErrorBody(
           ttsError(
             'TTS_ERR_NOT_FOUND',
-            `No route ${request.method} ${request.url}; routes: GET /ping, POST /invocations, WS /invocations-bidirectional-stream`,
+            `No route ${request.method} ${request.url}; routes: GET /ping, POST /invocations, WS /invocations-bidirectional-stream, WS /v1/speak`,
           ),
         ).body,
       ),
