@@ -5,11 +5,14 @@
  *     POST and over one WebSocket session (medians of several trials, side by side).
  *  2. Agent simulation: a simulated LLM streams tokens; "bidi" feeds them through the sentence
  *     chunker into one WebSocket session (sentence 1 is synthesized while sentence 2 is being
- *     generated); "batch" waits for the whole answer, then makes one POST. Time from the agent's
- *     start to the first audio chunk, for a few LLM speeds.
+ *     generated); "append" sends every token as it comes as an `append` to one utterance and a
+ *     `flush` at the end (the server finds the sentences); "batch" waits for the whole answer,
+ *     then makes one POST. Time from the agent's start to the first audio chunk, for a few LLM
+ *     speeds. With --slow-repeat N, the same again on a second server whose stand-in has
+ *     `--repeat N` (1000: about a second per sentence on two cores; it adds minutes).
  *  3. Bytes on the wire: binary vs SSE (base64) for the same answer.
  *
- * Usage: npm run bench:ttfa -- [--trials 5] [--repeat 30] [--url http://host:port] [--out docs/bench]
+ * Usage: npm run bench:ttfa -- [--trials 5] [--repeat 30] [--slow-repeat 0] [--url http://host:port] [--out docs/bench]
  */
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -18,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { IncrementalSentenceChunker, TtsSession, readSse } from '../client/index.ts';
 import { writeStandinModelDir } from './lib/standin-model.ts';
 import { timePost } from './lib/http-timing.ts';
+import { RawWsSession } from './lib/raw-ws.ts';
 import { startServerProcess } from './lib/server-process.ts';
 import { markdownTable, median, replaceReadmeBlock, round } from './lib/stats.ts';
 import { isMain } from './lib/cli.ts';
@@ -96,6 +100,39 @@ async function bidiAgent(ws: string, firstTokenMs: number, tps: number): Promise
   return firstAudio ?? NaN;
 }
 
+/**
+ * Append agent: every token goes out as it comes, as an `append` to one utterance (the first
+ * names it), then a `flush` when the LLM ends; the server cuts the sentences. Raw messages over
+ * `ws`, no client toolkit.
+ */
+async function appendAgent(ws: string, firstTokenMs: number, tps: number): Promise<number> {
+  const session = await RawWsSession.open(ws);
+  const id = 'answer';
+  const started = performance.now();
+  let firstAudio: number | undefined;
+  const stop = session.onFrame((f) => {
+    if (f.binary) firstAudio ??= f.at - started;
+  });
+  const end = session.next(
+    (f) =>
+      f.message?.request_id === id && (f.message.type === 'synthesis_complete' || f.message.type === 'error'),
+    300_000,
+    'the end of the utterance',
+  );
+  end.catch(() => {}); // awaited below, after the tokens
+  let first = true;
+  for await (const token of simulateLlm(ANSWER, firstTokenMs, tps)) {
+    session.send(first ? { type: 'append', text: token, request_id: id } : { type: 'append', text: token });
+    first = false;
+  }
+  session.send({ type: 'flush' });
+  const last = await end;
+  stop();
+  await session.close();
+  if (last.message?.type === 'error') throw new Error(`append agent: ${String(last.message.message)}`);
+  return firstAudio ?? NaN;
+}
+
 /** Batch agent: the whole answer first, then one synthesis call. */
 async function batchAgent(http: string, firstTokenMs: number, tps: number): Promise<number> {
   const started = performance.now();
@@ -106,19 +143,67 @@ async function batchAgent(http: string, firstTokenMs: number, tps: number): Prom
   return generatedMs + ttfaMs;
 }
 
+const SPEEDS = [
+  { label: 'fast LLM (100 tok/s, 200 ms first token)', first: 200, tps: 100 },
+  { label: 'typical LLM (40 tok/s, 400 ms first token)', first: 400, tps: 40 },
+  { label: 'slow LLM (15 tok/s, 600 ms first token)', first: 600, tps: 15 },
+];
+
+/** The agent simulation on one server: each variant in turn, `rounds` times per LLM speed. */
+async function agentSimulation(http: string, ws: string, rounds: number) {
+  const agents = [];
+  for (const s of SPEEDS) {
+    const bidi: number[] = [];
+    const append: number[] = [];
+    const batch: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      bidi.push(await bidiAgent(ws, s.first, s.tps));
+      append.push(await appendAgent(ws, s.first, s.tps));
+      batch.push(await batchAgent(http, s.first, s.tps));
+    }
+    agents.push({
+      ...s,
+      bidiMs: round(median(bidi)),
+      appendMs: round(median(append)),
+      batchMs: round(median(batch)),
+      ratio: round(median(batch) / median(bidi), 2),
+      appendRatio: round(median(batch) / median(append), 2),
+    });
+  }
+  return agents;
+}
+
+function agentTable(agents: Awaited<ReturnType<typeof agentSimulation>>): string {
+  return markdownTable(
+    [
+      'simulated LLM',
+      'bidi: chunker → WS, first audio (ms)',
+      'append: tokens → WS append + flush, first audio (ms)',
+      'batch: whole answer → POST, first audio (ms)',
+      'batch / bidi',
+      'batch / append',
+    ],
+    agents.map((a) => [a.label, a.bidiMs, a.appendMs, a.batchMs, `${a.ratio}×`, `${a.appendRatio}×`]),
+  );
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       trials: { type: 'string', default: '5' },
       repeat: { type: 'string', default: '30' },
+      'slow-repeat': { type: 'string', default: '0' },
       url: { type: 'string' },
       out: { type: 'string', default: 'docs/bench' },
       readme: { type: 'boolean', default: false },
     },
   });
   const trials = Number(values.trials);
+  const slowRepeat = Number(values['slow-repeat']);
+  const rounds = Math.max(2, Math.ceil(trials / 2));
   let http = values.url;
   let tmp: string | undefined;
+  let slowTmp: string | undefined;
   let stop: (() => Promise<unknown>) | undefined;
   if (!http) {
     tmp = mkdtempSync(join(tmpdir(), 'kokoro-ttfa-'));
@@ -147,26 +232,7 @@ async function main(): Promise<void> {
     await session.close();
 
     process.stderr.write('2/3 agent simulation…\n');
-    const speeds = [
-      { label: 'fast LLM (100 tok/s, 200 ms first token)', first: 200, tps: 100 },
-      { label: 'typical LLM (40 tok/s, 400 ms first token)', first: 400, tps: 40 },
-      { label: 'slow LLM (15 tok/s, 600 ms first token)', first: 600, tps: 15 },
-    ];
-    const agents = [];
-    for (const s of speeds) {
-      const bidi: number[] = [];
-      const batch: number[] = [];
-      for (let i = 0; i < Math.max(2, Math.ceil(trials / 2)); i++) {
-        bidi.push(await bidiAgent(ws, s.first, s.tps));
-        batch.push(await batchAgent(http, s.first, s.tps));
-      }
-      agents.push({
-        ...s,
-        bidiMs: round(median(bidi)),
-        batchMs: round(median(batch)),
-        ratio: round(median(batch) / median(bidi), 2),
-      });
-    }
+    const agents = await agentSimulation(http, ws, rounds);
 
     process.stderr.write('3/3 bytes on the wire…\n');
     const wire = [];
@@ -198,6 +264,23 @@ async function main(): Promise<void> {
       });
     }
 
+    let slow: { model: string; agents: Awaited<ReturnType<typeof agentSimulation>> } | undefined;
+    if (slowRepeat > 0) {
+      // Its own server, with the first one stopped so that the two never share the cores.
+      await stop?.();
+      stop = undefined;
+      slowTmp = mkdtempSync(join(tmpdir(), 'kokoro-ttfa-slow-'));
+      await writeStandinModelDir(slowTmp, { repeat: slowRepeat, log: () => {} });
+      process.stderr.write(`agent simulation again on a stand-in with --repeat ${slowRepeat}…\n`);
+      const server = await startServerProcess({ KOKORO_MODEL_DIR: slowTmp, LOG_LEVEL: 'warn' });
+      stop = () => server.stop();
+      const slowWs = `${server.http.replace(/^http/, 'ws')}/invocations-bidirectional-stream`;
+      slow = {
+        model: `stand-in (--repeat ${slowRepeat})`,
+        agents: await agentSimulation(server.http, slowWs, rounds),
+      };
+    }
+
     const result = {
       machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version },
       model: tmp ? `stand-in (--repeat ${values.repeat})` : http,
@@ -211,6 +294,7 @@ async function main(): Promise<void> {
         wsRatio: round(median(wsWhole) / median(wsFirst), 3),
       },
       agents,
+      ...(slow ? { slowAgents: slow } : {}),
       wire,
     };
     const md = [
@@ -224,15 +308,10 @@ async function main(): Promise<void> {
         ],
       ),
       '',
-      markdownTable(
-        [
-          'simulated LLM',
-          'bidi: chunker → WS, first audio (ms)',
-          'batch: whole answer → POST, first audio (ms)',
-          'batch / bidi',
-        ],
-        agents.map((a) => [a.label, a.bidiMs, a.batchMs, `${a.ratio}×`]),
-      ),
+      agentTable(agents),
+      ...(slow
+        ? ['', `The agent simulation on a slower model, ${slow.model}:`, '', agentTable(slow.agents)]
+        : []),
       '',
       markdownTable(
         ['format', 'binary bytes', 'SSE bytes', 'SSE overhead'],
@@ -247,6 +326,7 @@ async function main(): Promise<void> {
   } finally {
     await stop?.();
     if (tmp) rmSync(tmp, { recursive: true, force: true });
+    if (slowTmp) rmSync(slowTmp, { recursive: true, force: true });
   }
 }
 
