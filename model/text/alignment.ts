@@ -189,7 +189,8 @@ export class WordTimer {
       // Words tile the audio: each runs until the next one starts (the pause after it, written as
       // punctuation or a space, is still its own), and the last of a piece until the piece ends.
       const next = this.#plan[i + 1];
-      const until = next && next.start.piece === end.piece ? next.start : { piece: end.piece, index: Infinity };
+      const until =
+        next && next.start.piece === end.piece ? next.start : { piece: end.piece, index: Infinity };
       out.push({ word, start_s: round(this.#time(start, piece)), end_s: round(this.#time(until, piece)) });
     }
     return out;
