@@ -24,7 +24,10 @@ const CLOSERS = `"'”’)]}»」』`;
 /** Clause marks that need whitespace after them (`3,000`, `10:30`, `a,b` are not clauses). */
 const SPACED_CLAUSE_MARKS = ',;:';
 /** Clause marks that end a clause whatever follows (CJK text has no spaces; `word—word`). */
-const BARE_CLAUSE_MARKS = '，；：—';
+const BARE_CLAUSE_MARKS = '，；：、—';
+/** Quotation marks that open and close; a straight `"` does both, in turn. */
+const OPENING_QUOTES = '“«「『';
+const CLOSING_QUOTES = '”»」』';
 /** Dashes that count only between spaces (`1990–2000` and `well-known` are not clauses). */
 const SPACED_DASHES = '–-';
 
@@ -263,7 +266,12 @@ function findBoundary(b: string, final: boolean, earlyMin: number, limit: number
     if (earlyMin > 0) {
       const end = clauseEnd(b, i, final);
       if (end === 'pending') return { pendingEnd: b.length };
-      if (end !== undefined && end >= earlyMin) return { boundary: { end, next: end } };
+      if (end !== undefined && end >= earlyMin) {
+        const inside = insideWord(b, i, final);
+        if (inside === 'pending') return { pendingEnd: b.length };
+        // Only the first chunk is released early, so counting quotes from the start is cheap.
+        if (!inside && !insideQuotation(b, end)) return { boundary: { end, next: end } };
+      }
     }
     if (!STOPS.includes(ch)) continue;
     let j = i + 1;
@@ -306,6 +314,31 @@ function endsSentence(b: string, stopAt: number, stopRun: string, nextChar: stri
   // A single capital is an initial ("J. R. R. Tolkien").
   if (/^\p{Lu}$/u.test(word)) return false;
   return true;
+}
+
+/**
+ * Whether a clause mark at `i` belongs to a word or a number rather than ending a clause, for the
+ * early release of a first chunk: the comma after an abbreviation (`e.g.,`, `etc.,`), and one
+ * between digits (`12, 345`, a number written with a spaced separator).
+ */
+function insideWord(b: string, i: number, final: boolean): boolean | 'pending' {
+  if (b[i - 1] === '.') return true;
+  if (b[i] !== ',' || !/\d/.test(b[i - 1] ?? '')) return false;
+  let k = i + 1;
+  while (k < b.length && b[k] === ' ') k++;
+  if (k === b.length) return final ? false : 'pending'; // the next character decides
+  return /\d/.test(b[k]!);
+}
+
+/** Whether a quotation is open just before `i` (early release never cuts inside one). */
+function insideQuotation(b: string, i: number): boolean {
+  let open = 0;
+  for (let k = 0; k < i; k++) {
+    const ch = b[k]!;
+    if (OPENING_QUOTES.includes(ch) || (ch === '"' && open === 0)) open++;
+    else if (CLOSING_QUOTES.includes(ch) || ch === '"') open = Math.max(0, open - 1);
+  }
+  return open > 0;
 }
 
 /**

@@ -153,6 +153,39 @@ describe('first chunk released early (firstChunkMinChars)', () => {
     ],
     // a trailing clause mark at the end of the input is just the end
     ['One long clause that ends the input here,', ['One long clause that ends the input here,']],
+    // never inside a number written with a spaced separator
+    [
+      'The total came to 12, 345 dollars in the end, which surprised us. Ok.',
+      ['The total came to 12, 345 dollars in the end,', 'which surprised us.', 'Ok.'],
+    ],
+    // never right after an abbreviation's period
+    [
+      'We need several things like fruit e.g., apples and pears, and water. Ok.',
+      ['We need several things like fruit e.g., apples and pears,', 'and water.', 'Ok.'],
+    ],
+    // never inside a quotation: curly, guillemets, straight
+    [
+      'She told us “Stop, please, and wait right there,” and then she left. Ok.',
+      ['She told us “Stop, please, and wait right there,”', 'and then she left.', 'Ok.'],
+    ],
+    [
+      'He kept on saying «maybe, maybe not, who knows» all evening long, sadly. Ok.',
+      ['He kept on saying «maybe, maybe not, who knows» all evening long,', 'sadly.', 'Ok.'],
+    ],
+    [
+      'He kept on saying "maybe, maybe not, who knows" all evening long, sadly. Ok.',
+      ['He kept on saying "maybe, maybe not, who knows" all evening long,', 'sadly.', 'Ok.'],
+    ],
+    // a very short first sentence is released whole, and the next is not cut early
+    [
+      'Yes. Well, I was thinking about it all day long, and you are right.',
+      ['Yes.', 'Well, I was thinking about it all day long, and you are right.'],
+    ],
+    // CJK: the ideographic comma is a clause mark too
+    [
+      '我们今天下午和朋友们一起去了那个非常大的公园、天气非常好。然后回家了。',
+      ['我们今天下午和朋友们一起去了那个非常大的公园、', '天气非常好。', '然后回家了。'],
+    ],
   ]);
 
   for (const [input, expected] of cases) {
