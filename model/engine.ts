@@ -9,7 +9,7 @@ import type { Dtype } from './kokoro/constants.ts';
 import { locateModel, type ModelFiles } from './kokoro/model-dir.ts';
 import type { Device, ModelContract, Provider } from './inference/ort-session.ts';
 import { isSupportedLanguage } from './text/phonemes.ts';
-import { WorkerPool, type PoolEvents } from './inference/worker-pool.ts';
+import { WorkerPool, type JobHandle, type PoolEvents } from './inference/worker-pool.ts';
 import { splitSentences } from './text/sentences.ts';
 import { VoiceCatalog, type ResolvedVoice } from './kokoro/voices.ts';
 import type { WarmupSetting, WarmupStep } from './inference/warmup.ts';
@@ -20,6 +20,9 @@ import { EncoderPool } from './audio/encoder-pool.ts';
 import type { StreamEncoder } from './audio/encoder.ts';
 import { PcmEncoder, WavEncoder } from './audio/wav.ts';
 import { runSynthesis, type AudioChunk, type OutputFormat, type SynthesisRun } from './synthesis-run.ts';
+
+/** Sentences computed ahead of the one a listener waits for, unless configured. */
+export const DEFAULT_LOOKAHEAD = 2;
 
 export interface EngineOptions extends PoolEvents {
   readonly modelDir: string;
@@ -37,6 +40,16 @@ export interface EngineOptions extends PoolEvents {
   readonly encoderWorkers?: number;
   /** The ffmpeg binary for AAC; AAC is offered only when it runs. */
   readonly ffmpegPath?: string;
+  /**
+   * Sentences of one request that may be computed ahead of the one its listener waits for, at a
+   * lower priority than any request's next-needed sentence (default 2; 0: none).
+   */
+  readonly lookahead?: number;
+  /**
+   * The first chunk of a text is cut at its first clause mark once it holds this many characters
+   * (numbers, abbreviations and quotations are never cut); 0: at the first sentence end only.
+   */
+  readonly firstChunkMinChars?: number;
   /** Tests only: see WorkerInit.faultInjection. */
   readonly faultInjection?: boolean;
   /** An encoder worker died and is being replaced. */
@@ -53,6 +66,11 @@ export interface SynthesisRequest {
   readonly speed: number;
   /** Time the words (only when `info.capabilities.timestamps`). */
   readonly timestamps?: boolean;
+  /**
+   * `clause` (default): a whole text's first chunk is released early (see
+   * `EngineOptions.firstChunkMinChars`); `sentence`: it ends at the first sentence end.
+   */
+  readonly firstChunk?: 'clause' | 'sentence';
 }
 
 export interface EngineInfo {
@@ -80,7 +98,15 @@ export interface Engine {
    * Sentences waiting for a worker, workers busy now, sentences completed so far, and inferences
    * run so far (a sentence over 510 phoneme ids takes several; a cancelled one stops early).
    */
-  load(): { queued: number; busy: number; workers: number; completed: number; inferences: number };
+  load(): {
+    queued: number;
+    /** Look-ahead sentences waiting for an idle worker. */
+    ahead: number;
+    busy: number;
+    workers: number;
+    completed: number;
+    inferences: number;
+  };
   /**
    * A request's encoded audio, in order, and its figures. Failures are SynthesisErrors; aborting
    * `signal` (the client went away) cancels the work queued and running for it. Time to first
@@ -153,54 +179,111 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     capabilities: { timestamps: poolInfo.contract.durations !== undefined },
   };
 
+  const lookahead = options.lookahead ?? DEFAULT_LOOKAHEAD;
+  const firstChunkMinChars = options.firstChunkMinChars ?? 0;
+
+  /**
+   * A request's audio, sentence by sentence in order. The next-needed sentence is queued as such;
+   * up to `lookahead` sentences after it are queued as look-ahead, which an otherwise idle worker
+   * computes into this window (so one long request uses every free worker, and a listener that
+   * stops reading stops the work after the window). Each sentence becomes next-needed when the one
+   * before it has been handed over.
+   */
   async function* stream(request: SynthesisRequest, signal?: AbortSignal): AsyncGenerator<AudioChunk> {
-    // Our own controller, so that a consumer that stops iterating also cancels the sentence in flight.
+    // Our own controller, so that a consumer that stops iterating also cancels the work in flight.
     const controller = new AbortController();
     const forward = () => controller.abort();
     signal?.addEventListener('abort', forward, { once: true });
+    const split = request.firstChunk === 'sentence' ? 0 : firstChunkMinChars;
+    const sentences = sentencesOf(request.text, controller.signal, split)[Symbol.asyncIterator]();
+    interface Sentence {
+      readonly ready: AudioChunk[];
+      finished: boolean;
+      failure?: unknown;
+      readonly job: JobHandle;
+    }
+    const window: Sentence[] = [];
+    let count = 0;
+    let exhausted = false;
+    let pulling = false;
+    let sourceFailure: unknown;
+    let wake: (() => void) | undefined;
+    const notify = () => {
+      const w = wake;
+      wake = undefined;
+      w?.();
+    };
+    const submit = (text: string) => {
+      const index = count++;
+      const ready: AudioChunk[] = [];
+      const job = pool.submit(
+        {
+          text,
+          lang: request.voice.lang,
+          voice: request.voice,
+          speed: request.speed,
+          ...(request.timestamps ? { timestamps: true } : {}),
+        },
+        (piece) => {
+          ready.push({ ...piece, sentence: index });
+          notify();
+        },
+        controller.signal,
+        { admitted: index > 0, ahead: window.length > 0 },
+      );
+      const entry: Sentence = { ready, finished: false, job };
+      job.done
+        .then(
+          () => (entry.finished = true),
+          (err: unknown) => {
+            entry.failure = err;
+            entry.finished = true;
+          },
+        )
+        .finally(notify);
+      window.push(entry);
+    };
+    /** Takes the next sentence from the text when the window has room (one pull at a time). */
+    const pull = () => {
+      if (pulling || exhausted || window.length > lookahead || controller.signal.aborted) return;
+      pulling = true;
+      sentences.next().then(
+        (result) => {
+          pulling = false;
+          if (result.done) exhausted = true;
+          else submit(result.value);
+          notify();
+          pull();
+        },
+        (err: unknown) => {
+          pulling = false;
+          exhausted = true;
+          sourceFailure = err;
+          notify();
+        },
+      );
+    };
     try {
-      let next = 0;
-      for await (const sentence of sentencesOf(request.text, controller.signal)) {
-        const index = next++;
-        const ready: AudioChunk[] = [];
-        let finished = false;
-        let failure: unknown;
-        let wake: (() => void) | undefined;
-        pool
-          .run(
-            {
-              text: sentence,
-              lang: request.voice.lang,
-              voice: request.voice,
-              speed: request.speed,
-              ...(request.timestamps ? { timestamps: true } : {}),
-            },
-            (piece) => {
-              ready.push({ ...piece, sentence: index });
-              wake?.();
-            },
-            controller.signal,
-            { admitted: index > 0 },
-          )
-          .then(
-            () => (finished = true),
-            (err: unknown) => {
-              failure = err;
-              finished = true;
-            },
-          )
-          .finally(() => wake?.());
-        for (;;) {
-          const chunk = ready.shift();
-          if (chunk) {
-            yield chunk;
-            continue;
-          }
-          if (finished) break;
-          await new Promise<void>((resolve) => (wake = resolve));
-          wake = undefined;
+      pull();
+      for (;;) {
+        const head = window[0];
+        const chunk = head?.ready.shift();
+        if (chunk) {
+          yield chunk;
+          continue;
         }
-        if (failure) throw failure;
+        if (head?.finished) {
+          if (head.failure) throw head.failure;
+          window.shift();
+          window[0]?.job.promote();
+          pull();
+          continue;
+        }
+        if (!head && exhausted && !pulling) {
+          if (sourceFailure) throw sourceFailure;
+          break;
+        }
+        await new Promise<void>((resolve) => (wake = resolve));
       }
     } finally {
       signal?.removeEventListener('abort', forward);
@@ -213,6 +296,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     voices,
     load: () => ({
       queued: pool.queued,
+      ahead: pool.queuedAhead,
       busy: pool.busy,
       workers: pool.size,
       completed: pool.completed,
@@ -246,9 +330,10 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
 async function* sentencesOf(
   text: string | AsyncIterable<string>,
   signal: AbortSignal,
+  firstChunkMinChars: number,
 ): AsyncGenerator<string> {
   if (typeof text === 'string') {
-    yield* splitSentences(text);
+    yield* splitSentences(text, { firstChunkMinChars });
     return;
   }
   const iterator = text[Symbol.asyncIterator]();

@@ -1,8 +1,10 @@
 /**
- * A pool of inference workers fed through one bounded FIFO queue of sentence jobs. A request
- * submits its next sentence only after the previous one finished, so with several requests the
- * queue interleaves them sentence by sentence: a new request's first sentence waits for at most
- * one sentence of each other request, never for another request's whole paragraph.
+ * A pool of inference workers fed through two FIFO queues of sentence jobs. The first holds each
+ * request's next-needed sentence (the one its listener waits for); with several requests it
+ * interleaves them sentence by sentence, so a new request's first sentence waits for at most one
+ * sentence of each other request, never for another request's whole paragraph. The second holds
+ * look-ahead: sentences a request will need later, computed only by a worker that would otherwise
+ * idle. A look-ahead job that becomes needed is promoted to the back of the first queue.
  */
 import type { Worker } from 'node:worker_threads';
 import type { LanguageCode } from '../kokoro/constants.ts';
@@ -71,6 +73,15 @@ interface Pending {
   readonly onAbort: () => void;
   /** Settled (finished, failed or cancelled); later messages for it are ignored. */
   done: boolean;
+  /** Queued as look-ahead (lower priority), until promoted. */
+  ahead: boolean;
+}
+
+/** A submitted sentence: its outcome, and a way to make it next-needed. */
+export interface JobHandle {
+  readonly done: Promise<{ frontEndMs: number; pieces: number }>;
+  /** Moves a look-ahead job that is still waiting to the next-needed queue (no-op otherwise). */
+  promote(): void;
 }
 
 interface Slot {
@@ -90,6 +101,8 @@ export class WorkerPool {
   readonly #events: PoolEvents;
   readonly #slots: Slot[] = [];
   readonly #queue: Pending[] = [];
+  /** Look-ahead jobs: taken only when #queue is empty. */
+  readonly #ahead: Pending[] = [];
   #nextId = 1;
   #completed = 0;
   #inferences = 0;
@@ -132,9 +145,14 @@ export class WorkerPool {
     return this.#slots.filter((s) => s?.ready).length;
   }
 
-  /** Sentences waiting for a worker. */
+  /** Next-needed sentences waiting for a worker (the queue that admission and `busy` look at). */
   get queued(): number {
     return this.#queue.length;
+  }
+
+  /** Look-ahead sentences waiting for an idle worker. */
+  get queuedAhead(): number {
+    return this.#ahead.length;
   }
 
   /** Sentences synthesized to the end since the pool started (cancelled ones are not counted). */
@@ -163,29 +181,56 @@ export class WorkerPool {
     signal?: AbortSignal,
     options: { admitted?: boolean } = {},
   ): Promise<{ frontEndMs: number; pieces: number }> {
-    if (this.#closed) return Promise.reject(new JobError('closed', 'the inference pool is shut down'));
-    if (signal?.aborted) return Promise.reject(new JobError('cancelled', 'cancelled'));
+    return this.submit(request, onPiece, signal, options).done;
+  }
+
+  /**
+   * Like {@link run}, and `ahead` queues the sentence as look-ahead: it runs only on a worker that
+   * no next-needed sentence is waiting for, until {@link JobHandle.promote} makes it next-needed.
+   */
+  submit(
+    request: SentenceRequest,
+    onPiece: (piece: PieceResult) => void,
+    signal?: AbortSignal,
+    options: { admitted?: boolean; ahead?: boolean } = {},
+  ): JobHandle {
+    const refuse = (err: JobError): JobHandle => ({ done: Promise.reject(err), promote: () => {} });
+    if (this.#closed) return refuse(new JobError('closed', 'the inference pool is shut down'));
+    if (signal?.aborted) return refuse(new JobError('cancelled', 'cancelled'));
     // The cap admits requests, not sentences: a request already under way is never cut short.
     if (!options.admitted && this.#queue.length >= this.#maxQueued) {
-      return Promise.reject(
+      return refuse(
         new JobError('busy', `the inference queue is full (${this.#maxQueued} sentences waiting)`),
       );
     }
-    return new Promise((resolve, reject) => {
+    let pending: Pending | undefined;
+    const done = new Promise<{ frontEndMs: number; pieces: number }>((resolve, reject) => {
       const job: SentenceJob = { type: 'job', id: this.#nextId++, ...request };
-      const pending: Pending = {
+      const p: Pending = {
         job,
         onPiece,
         resolve,
         reject,
         signal,
-        onAbort: () => this.#cancel(pending),
+        onAbort: () => this.#cancel(p),
         done: false,
+        ahead: options.ahead === true,
       };
-      signal?.addEventListener('abort', pending.onAbort, { once: true });
-      this.#queue.push(pending);
+      pending = p;
+      signal?.addEventListener('abort', p.onAbort, { once: true });
+      (p.ahead ? this.#ahead : this.#queue).push(p);
       this.#dispatch();
     });
+    return { done, promote: () => pending && this.#promote(pending) };
+  }
+
+  #promote(pending: Pending): void {
+    if (!pending.ahead) return;
+    pending.ahead = false;
+    const i = this.#ahead.indexOf(pending);
+    if (i < 0) return; // already running (or settled)
+    this.#ahead.splice(i, 1);
+    this.#queue.push(pending);
   }
 
   /**
@@ -195,7 +240,7 @@ export class WorkerPool {
    */
   async close(timeoutMs = DEFAULT_STOP_TIMEOUT_MS): Promise<void> {
     this.#closed = true;
-    for (const p of this.#queue.splice(0))
+    for (const p of [...this.#queue.splice(0), ...this.#ahead.splice(0)])
       this.#settle(p, new JobError('closed', 'the server is shutting down'));
     await Promise.all(
       this.#slots.map(async (slot, index) => {
@@ -325,7 +370,7 @@ export class WorkerPool {
   #dispatch(): void {
     for (const slot of this.#slots) {
       if (!slot || !slot.ready || slot.current) continue;
-      const next = this.#queue.shift();
+      const next = this.#queue.shift() ?? this.#ahead.shift();
       if (!next) return;
       slot.current = next;
       slot.worker.postMessage(next.job);
@@ -333,8 +378,9 @@ export class WorkerPool {
   }
 
   #cancel(pending: Pending): void {
-    const i = this.#queue.indexOf(pending);
-    if (i >= 0) this.#queue.splice(i, 1);
+    const queue = pending.ahead ? this.#ahead : this.#queue;
+    const i = queue.indexOf(pending);
+    if (i >= 0) queue.splice(i, 1);
     else {
       // Running: the worker drops the pieces it has not started. The call in progress cannot be
       // interrupted (it is one native call); its result is discarded, and the worker takes the
