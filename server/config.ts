@@ -55,6 +55,10 @@ export interface Config {
   readonly utteranceIdleFlushS: number;
   /** Sentences waiting for a worker, across all sessions, before new requests get `busy`. */
   readonly maxQueuedJobs: number;
+  /** Sentences of a request computed ahead of the one its listener waits for, by idle workers. */
+  readonly lookaheadSentences: number;
+  /** A request's first chunk ends at its first clause mark once it holds this many characters; 0: off. */
+  readonly firstChunkMinChars: number;
   /** Seconds given to requests in flight after SIGTERM (SageMaker kills 30 s after SIGTERM). */
   readonly shutdownGraceS: number;
   readonly logLevel: LogLevel;
@@ -84,6 +88,8 @@ export function engineOptions(config: Config): EngineOptions {
     logSeverity: ortSeverity(config.logLevel),
     encoderWorkers: config.encoderWorkers,
     ffmpegPath: config.ffmpegPath,
+    lookahead: config.lookaheadSentences,
+    firstChunkMinChars: config.firstChunkMinChars,
   };
 }
 
@@ -172,6 +178,8 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     httpMaxPipelined: int('HTTP_MAX_PIPELINED', 16, 1, 1000),
     httpStallTimeoutS: int('HTTP_STALL_TIMEOUT_S', 60, 1, 3600),
     maxQueuedJobs: int('MAX_QUEUED_JOBS', 256, 1, 100_000),
+    lookaheadSentences: int('LOOKAHEAD_SENTENCES', 2, 0, 16),
+    firstChunkMinChars: int('FIRST_CHUNK_MIN_CHARS', 24, 0, 400),
     shutdownGraceS: int('SHUTDOWN_GRACE_S', 25, 0, 600),
     logLevel: oneOf<LogLevel>('LOG_LEVEL', 'info', LOG_LEVELS),
     fetchModel: bool('KOKORO_FETCH_MODEL'),

@@ -34,6 +34,8 @@ export interface SynthesisOptions {
   readonly transport: Transport;
   /** `word_timestamps` frames (SSE events) before each chunk's audio. */
   readonly timestamps: boolean;
+  /** `clause`: the first chunk is released at its first clause mark; `sentence`: at its end. */
+  readonly firstChunk: 'clause' | 'sentence';
 }
 
 export interface OptionContext {
@@ -170,6 +172,11 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     transport = requested as Transport;
   }
 
+  const firstChunk = body.first_chunk === undefined ? 'clause' : body.first_chunk;
+  if (firstChunk !== 'clause' && firstChunk !== 'sentence') {
+    invalid(`first_chunk should be "clause" or "sentence"; got ${describe(firstChunk)}`);
+  }
+
   const timestamps = body.timestamps === undefined ? false : body.timestamps;
   if (typeof timestamps !== 'boolean')
     invalid(`timestamps should be true or false; got ${describe(timestamps)}`);
@@ -192,6 +199,7 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     voice,
     voiceSpec,
     timestamps,
+    firstChunk,
     speed,
     format: format as AudioFormat,
     sampleRate,

@@ -12,6 +12,8 @@ export interface UtteranceLimits {
   readonly maxBufferedBytes: number;
   /** After this long without an append, the buffered tail is spoken (0: never). */
   readonly idleFlushMs: number;
+  /** The first chunk is released at its first clause mark once it holds this many characters; 0: off. */
+  readonly firstChunkMinChars: number;
 }
 
 /** Why an append was refused; the utterance itself stays open. */
@@ -22,7 +24,7 @@ export class AppendRefused extends Error {
 export class Utterance implements AsyncIterable<string> {
   readonly options: SynthesisOptions;
   readonly #limits: UtteranceLimits;
-  readonly #chunker = new IncrementalSentenceChunker();
+  readonly #chunker: IncrementalSentenceChunker;
   readonly #ready: string[] = [];
   #readyBytes = 0;
   #waiter: ((result: IteratorResult<string, undefined>) => void) | undefined;
@@ -33,6 +35,9 @@ export class Utterance implements AsyncIterable<string> {
   constructor(options: SynthesisOptions, limits: UtteranceLimits) {
     this.options = options;
     this.#limits = limits;
+    this.#chunker = new IncrementalSentenceChunker({
+      firstChunkMinChars: options.firstChunk === 'sentence' ? 0 : limits.firstChunkMinChars,
+    });
   }
 
   get requestId(): string {

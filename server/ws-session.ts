@@ -31,6 +31,7 @@ const UTTERANCE_OPTIONS = [
   'sample_rate',
   'request_timestamp',
   'timestamps',
+  'first_chunk',
 ] as const;
 
 function toBuffer(data: RawData): Buffer {
@@ -292,6 +293,7 @@ export class Session implements Drainable {
         utterance = new Utterance(options, {
           maxBufferedBytes: this.#deps.config.utteranceMaxBufferBytes,
           idleFlushMs: this.#deps.config.utteranceIdleFlushS * 1000,
+          firstChunkMinChars: this.#deps.config.firstChunkMinChars,
         });
         if (!this.#admit({ kind: 'utterance', utterance, receivedAt }, bytes)) return;
         this.#open = utterance;
@@ -446,7 +448,13 @@ export class Session implements Drainable {
       const start = this.#dialect.start(options.requestId);
       if (start) await this.#sendControl(start);
       const run = engine.synthesize(
-        { text, voice: options.voice, speed: options.speed, timestamps: options.timestamps },
+        {
+          text,
+          voice: options.voice,
+          speed: options.speed,
+          timestamps: options.timestamps,
+          firstChunk: options.firstChunk,
+        },
         {
           format: options.format,
           sampleRate: options.sampleRate,

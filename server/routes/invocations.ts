@@ -69,7 +69,13 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
     // With timestamps (SSE only), each chunk's words wait here until its audio event goes out.
     const words: (readonly WordTiming[])[] = [];
     const run = engine.synthesize(
-      { text: options.text, voice: options.voice, speed: options.speed, timestamps: options.timestamps },
+      {
+        text: options.text,
+        voice: options.voice,
+        speed: options.speed,
+        timestamps: options.timestamps,
+        firstChunk: options.firstChunk,
+      },
       {
         format: options.format,
         sampleRate: options.sampleRate,
