@@ -64,10 +64,18 @@ export class Metrics {
     const load = () => engine()?.load();
     new Gauge({
       name: 'tts_queue_depth',
-      help: 'Sentences waiting for an inference worker',
+      help: 'Next-needed sentences waiting for an inference worker',
       registers: [this.registry],
       collect() {
         this.set(load()?.queued ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'tts_lookahead_depth',
+      help: 'Look-ahead sentences waiting for an idle inference worker',
+      registers: [this.registry],
+      collect() {
+        this.set(load()?.ahead ?? 0);
       },
     });
     new Gauge({

@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function chunksOf(message: object): Promise<number> {
+async function chunksOf(message: Record<string, unknown>): Promise<number> {
   const client = await TestClient.open(server.ws);
   client.send(message);
   await client.untilControls('synthesis_complete', 1);
@@ -40,7 +40,7 @@ describe('first chunk', () => {
 
   it('streamed text gets the same early release, and the same opt-out', async () => {
     const pieces = LONG_OPENING.match(/.{1,5}/gs)!;
-    const stream = async (first: object) => {
+    const stream = async (first: Record<string, unknown>) => {
       const client = await TestClient.open(server.ws);
       client.send({ type: 'append', text: pieces[0], ...first });
       for (const piece of pieces.slice(1)) client.send({ type: 'append', text: piece });

@@ -136,6 +136,7 @@ describe('GET /metrics', () => {
       /tts_real_time_factor_count 1/,
       /tts_audio_seconds_total\{format="pcm"\} [0-9.]+/,
       /tts_queue_depth 0/,
+      /tts_lookahead_depth 0/,
       /tts_workers_ready 1/,
       /tts_active_sessions 1/,
       /tts_errors_total\{code="voice_not_found"\} 1/,

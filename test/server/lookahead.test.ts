@@ -87,17 +87,17 @@ describe('look-ahead', () => {
     try {
       const voice = engine.voices.resolve('af_heart');
       const order: string[] = [];
+      let b: Promise<void> | undefined;
+      const consume = async () => {
+        for await (const chunk of engine.stream({ text: 'Just one short sentence.', voice, speed: 1 }))
+          order.push(`b${chunk.sentence}`);
+      };
       const a = (async () => {
         for await (const chunk of engine.stream({ text: SIX, voice, speed: 1 })) {
           order.push(`a${chunk.sentence}`);
           if (chunk.sentence === 0) b = consume(); // B arrives while A's look-ahead waits
         }
       })();
-      let b: Promise<void> | undefined;
-      const consume = async () => {
-        for await (const chunk of engine.stream({ text: 'Just one short sentence.', voice, speed: 1 }))
-          order.push(`b${chunk.sentence}`);
-      };
       await a;
       await b;
       // a1 was already running when B came; B's sentence comes before a2, which waited as look-ahead.
