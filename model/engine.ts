@@ -30,6 +30,8 @@ export interface EngineOptions extends PoolEvents {
   readonly device: Device;
   readonly workers: number;
   readonly intraOpThreads: number;
+  /** ONNX Runtime's thread spinning after each run (default off; see ort-session.ts). */
+  readonly ortSpinning?: boolean;
   readonly maxQueuedJobs: number;
   readonly defaultVoice: string;
   /** ORT's log severity (0 verbose … 4 fatal). */
@@ -139,6 +141,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       modelFile: files.modelFile,
       device: options.device,
       intraOpThreads: options.intraOpThreads,
+      allowSpinning: options.ortSpinning ?? false,
       logSeverity: options.logSeverity,
       warmupVoice,
       warmupLengths: options.warmupLengths ?? 'auto',

@@ -24,6 +24,8 @@ export interface Config {
   readonly workers: number;
   /** ONNX Runtime intra-op threads per worker. */
   readonly intraOpThreads: number;
+  /** ONNX Runtime's pool threads spin after each run (its default); off here, see the README. */
+  readonly ortSpinning: boolean;
   /** Input lengths each worker warms before /ping says 200 (`auto`: a ladder on CUDA only). */
   readonly warmupLengths: WarmupSetting;
   /** Encoder worker threads (compressed formats and resampling). */
@@ -82,6 +84,7 @@ export function engineOptions(config: Config): EngineOptions {
     device: config.device,
     workers: config.workers,
     intraOpThreads: config.intraOpThreads,
+    ortSpinning: config.ortSpinning,
     warmupLengths: config.warmupLengths,
     maxQueuedJobs: config.maxQueuedJobs,
     defaultVoice: config.defaultVoice,
@@ -162,6 +165,7 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     device: oneOf<Device>('KOKORO_DEVICE', 'auto', ['auto', 'cuda', 'cpu']),
     workers,
     intraOpThreads: int('KOKORO_INTRA_OP_THREADS', Math.max(1, Math.floor(cores / workers)), 1, 256),
+    ortSpinning: bool('KOKORO_ORT_SPINNING'),
     warmupLengths: typeof warmup === 'object' && 'problem' in warmup ? 'auto' : warmup,
     encoderWorkers: int('ENCODER_WORKERS', 1, 1, 16),
     ffmpegPath: env.FFMPEG_PATH?.trim() || 'ffmpeg',

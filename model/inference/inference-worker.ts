@@ -115,6 +115,7 @@ async function start(): Promise<void> {
     KokoroSession.create(init.modelFile, {
       device: init.device,
       intraOpThreads: init.intraOpThreads,
+      allowSpinning: init.allowSpinning,
       logSeverity: init.logSeverity,
       onFallback: (reason) => (fallbackReason = reason),
     }),

@@ -12,6 +12,7 @@ export interface WorkerInit {
   readonly modelFile: string;
   readonly device: Device;
   readonly intraOpThreads: number;
+  readonly allowSpinning: boolean;
   readonly logSeverity: 0 | 1 | 2 | 3 | 4;
   /** Voice used for the warm-up inference. */
   readonly warmupVoice: ResolvedVoice;

@@ -134,6 +134,12 @@ export function readContract(
 export interface SessionOptions {
   readonly device: Device;
   readonly intraOpThreads: number;
+  /**
+   * Let ONNX Runtime's pool threads spin after each run (its default). Off by default here: the
+   * spinning threads take the cores that the server's other threads need right then, and on a
+   * small machine that delayed each chunk's hand-off by milliseconds (see README, Performance).
+   */
+  readonly allowSpinning?: boolean;
   /** ORT's own log severity: 0 verbose … 4 fatal. ORT is noisy at session creation. */
   readonly logSeverity: 0 | 1 | 2 | 3 | 4;
   /** Called when `auto` falls back to CPU, with the reason. */
@@ -162,6 +168,12 @@ export class KokoroSession {
         const session = await ort.InferenceSession.create(modelFile, {
           executionProviders: [provider],
           intraOpNumThreads: options.intraOpThreads,
+          extra: {
+            session: {
+              intra_op: { allow_spinning: options.allowSpinning ? '1' : '0' },
+              inter_op: { allow_spinning: options.allowSpinning ? '1' : '0' },
+            },
+          },
           interOpNumThreads: 1,
           graphOptimizationLevel: 'all',
           logSeverityLevel: options.logSeverity,

@@ -15,6 +15,9 @@ describe('parseConfig', () => {
       maxRequestAgeS: 56,
       logLevel: 'info',
       fetchModel: false,
+      ortSpinning: false,
+      firstChunkMinChars: 24,
+      lookaheadSentences: 2,
     });
     expect(c.workers).toBeGreaterThanOrEqual(1);
     expect(Object.isFrozen(c)).toBe(true);
@@ -44,6 +47,11 @@ describe('parseConfig', () => {
       LOG_LEVEL: 'debug',
       KOKORO_FETCH_MODEL: 'yes',
       KOKORO_WARMUP_LENGTHS: '64,16',
+      KOKORO_ORT_SPINNING: 'on',
+      FIRST_CHUNK_MIN_CHARS: '40',
+      LOOKAHEAD_SENTENCES: '0',
+      UTTERANCE_MAX_BUFFER_BYTES: '4096',
+      UTTERANCE_IDLE_FLUSH_S: '0',
     });
     expect(c).toMatchObject({
       host: '127.0.0.1',
@@ -52,6 +60,11 @@ describe('parseConfig', () => {
       device: 'cuda',
       workers: 3,
       intraOpThreads: 2,
+      ortSpinning: true,
+      firstChunkMinChars: 40,
+      lookaheadSentences: 0,
+      utteranceMaxBufferBytes: 4096,
+      utteranceIdleFlushS: 0,
       defaultVoice: 'bf_emma',
       maxTextChars: 100,
       maxRequestAgeS: 10,
