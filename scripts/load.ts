@@ -1,22 +1,22 @@
 /**
- * Load test. Starts the server (as `npm start` would) on a stand-in model with realistic compute
- * (or a real model with --model-dir), or uses a running one (--url, loopback only), and runs several
- * rounds of mixed traffic:
+ * Load test. Starts the server (as `npm start` would) on two stand-in models generated here — the
+ * fast one (`--repeat 30`) and a real-cost one (`--slow-repeat 1000`, about a second of model time
+ * per sentence on two cores), each with its own counts — or on a real model (--model-dir), or uses
+ * a running one (--url, loopback only), and runs several rounds of mixed traffic on each:
  *
  *  - N WebSocket sessions, each sending M sentences one after another as a voice agent does
- *    (waiting for each `synthesis_complete`), or all at once with --pipelined;
+ *    (waiting for each `synthesis_complete`: a closed loop), or all at once with --pipelined;
  *  - P POST clients looping over the same sentences while the sessions run;
  *  - GET /ping every 20 ms.
  *
  * Per round it reports time to first audio (client-measured: from sending a request to its first
  * audio frame, or first body byte for POST), audio seconds produced per wall second, /ping latency
- * and the server's resident memory. Before the server starts (and again after it stopped, so the
+ * and the server's resident memory. Before the first round and after each (the server idle, so the
  * two never compete for the cores), it measures on the same sentences what the model alone can do:
- * the saturated throughput of the engine (one stream per worker, no HTTP or WebSocket in between)
- * and the time one sentence takes alone; the targets are set against those.
+ * the saturated throughput of the engine (one stream per worker, no HTTP or WebSocket in between);
+ * and before the server starts, the time one sentence takes alone. The targets are set against those.
  *
- * Usage: npm run load -- [--rounds 4] [--sessions 10] [--sentences 5] [--posts 2] [--pipelined]
- *          [--repeat 30] [--workers 2] [--model-dir DIR] [--url http://127.0.0.1:8080] [--out docs/bench]
+ * Usage: npm run load -- [options] (see --help)
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -27,11 +27,14 @@ import { replaceReadmeBlock } from './lib/stats.ts';
 import { isMain } from './lib/cli.ts';
 
 import {
+  type CostReport,
+  type LoadOptions,
   type LoadReport,
   type RawResult,
   type RoundResult,
   SENTENCES,
   USAGE,
+  compareWithRaw,
   evaluateTargets,
   loopbackUrl,
   metricsRssBytes,
@@ -42,8 +45,9 @@ import {
   vmRssBytes,
 } from './lib/load-report.ts';
 import {
+  type RawEngine,
   type Target,
-  measureRaw,
+  openRawEngine,
   openSocket,
   postOnce,
   runRound,
@@ -51,15 +55,11 @@ import {
   wsSession,
 } from './lib/load-traffic.ts';
 
-async function main(): Promise<void> {
-  const options = parseLoadArgs(process.argv.slice(2));
-  if (!options) {
-    process.stdout.write(USAGE);
-    return;
-  }
-  const log = (line: string) => process.stderr.write(`${line}\n`);
+/** One model cost: raw inference, the server started on it (or the one at --url), the rounds. */
+async function runCost(options: LoadOptions, log: (line: string) => void): Promise<CostReport> {
   let tmp: string | undefined;
   let server: ServerProcess | undefined;
+  let rawEngine: RawEngine | undefined;
   try {
     let modelDir = options.modelDir;
     if (!modelDir && !options.url) {
@@ -72,18 +72,27 @@ async function main(): Promise<void> {
       options.modelDir ??
       (options.url ? `the server at ${options.url}` : `stand-in (--repeat ${options.repeat})`);
 
-    // First, with nothing else running: what the model alone does on the same sentences.
+    // First, with nothing else running: what the model alone does on the same sentences. The engine
+    // stays open, so that a saturated run follows each round too, while the server is idle.
     const roundSentences = Array.from({ length: options.sessions }, (_, i) =>
       sentencesFor(i, options.sentences),
     ).flat();
-    const passes = Math.min(20, Math.max(1, Math.ceil(200 / roundSentences.length)));
+    const passes = Math.min(20, Math.max(1, Math.ceil(options.rawSentences / roundSentences.length)));
     const rawJobs = Array.from({ length: passes }, () => roundSentences).flat();
     const rawRuns: RawResult[] = [];
+    if (modelDir) {
+      log(`${model}: raw inference in-process: warming, each sentence alone…`);
+      rawEngine = await openRawEngine(
+        modelDir,
+        options.workers,
+        [...new Set(roundSentences)],
+        options.aloneTrials,
+      );
+    }
     const measureRawNow = async (when: string) => {
-      if (!modelDir) return;
-      log(`raw inference ${when}: ${options.workers} streams over the rounds' sentences, in-process…`);
-      const deadline = Date.now() + options.roundTimeoutS * 1000;
-      rawRuns.push(await measureRaw(modelDir, options.workers, rawJobs, deadline));
+      if (!rawEngine) return;
+      log(`${model}: raw inference ${when}: ${options.workers} streams over ${rawJobs.length} sentences…`);
+      rawRuns.push(await rawEngine.saturate(rawJobs, Date.now() + options.roundTimeoutS * 1000));
     };
     await measureRawNow('before the server starts');
 
@@ -105,7 +114,7 @@ async function main(): Promise<void> {
         cpuSeconds: () => null,
       };
     } else {
-      log('starting the server…');
+      log(`${model}: starting the server…`);
       const started = await startServerProcess({
         KOKORO_MODEL_DIR: modelDir!,
         KOKORO_WORKERS: String(options.workers),
@@ -141,25 +150,17 @@ async function main(): Promise<void> {
 
     const rounds: RoundResult[] = [];
     for (let r = 1; r <= options.rounds; r++) {
-      log(`round ${r}/${options.rounds}…`);
+      log(`${model}: round ${r}/${options.rounds}…`);
       rounds.push(await runRound(target, options, r, `r${r}`));
+      await measureRawNow(`after round ${r}, the server idle`);
     }
 
     const workers = options.url
       ? (((await (await fetch(`${target.http}/ping`)).json()) as { workers?: number }).workers ?? null)
       : options.workers;
-    // Once more with the server stopped: a shared machine can disturb one run; the better one counts.
-    if (server) {
-      await stopServer(server);
-      server = undefined;
-      await measureRawNow('after the server stopped');
-    }
-    const raw = rawRuns.reduce<RawResult | null>(
-      (best, r) => (best === null || r.audioPerWallS > best.audioPerWallS ? r : best),
-      null,
-    );
-    const report: LoadReport = {
-      machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version },
+    const raw = rawRuns[0] ?? null;
+    const compared = compareWithRaw(rounds, rawRuns);
+    return {
       model,
       workers,
       load: {
@@ -172,23 +173,40 @@ async function main(): Promise<void> {
       },
       raw,
       rawRuns,
-      rounds,
-      targets: evaluateTargets(rounds, raw, options.sessions, options.pipelined),
+      rounds: compared,
+      targets: evaluateTargets(compared, raw, options.sessions, options.pipelined),
     };
-    const md = renderMarkdown(report);
-    mkdirSync(options.out, { recursive: true });
-    writeFileSync(join(options.out, 'load.json'), `${JSON.stringify(report, null, 2)}\n`);
-    const flags = process.argv.slice(2).join(' ');
-    writeFileSync(
-      join(options.out, 'load.md'),
-      `${md}\n\nCommand: \`npm run load${flags ? ` -- ${flags}` : ''}\`\n`,
-    );
-    process.stdout.write(`${md}\n`);
-    if (process.argv.includes('--readme')) replaceReadmeBlock('bench:load', md);
   } finally {
     if (server) await stopServer(server);
+    if (rawEngine) await rawEngine.dispose();
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+async function main(): Promise<void> {
+  const costs = parseLoadArgs(process.argv.slice(2));
+  if (!costs) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const reports: CostReport[] = [];
+  for (const options of costs) reports.push(await runCost(options, log));
+  const report: LoadReport = {
+    machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version },
+    costs: reports,
+  };
+  const md = renderMarkdown(report);
+  const out = costs[0]!.out;
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, 'load.json'), `${JSON.stringify(report, null, 2)}\n`);
+  const flags = process.argv.slice(2).filter((f) => f !== '--readme');
+  writeFileSync(
+    join(out, 'load.md'),
+    `${md}\n\nCommand: \`npm run load${flags.length > 0 ? ` -- ${flags.join(' ')}` : ''}\`\n`,
+  );
+  process.stdout.write(`${md}\n`);
+  if (process.argv.includes('--readme')) replaceReadmeBlock('bench:load', md);
 }
 
 if (isMain(import.meta.url)) {

@@ -17,65 +17,88 @@ import {
   summarizeRound,
 } from './load-report.ts';
 
-export async function measureRaw(
+/** The engine in-process, configured as the server configures it: inference with no server in between. */
+export interface RawEngine {
+  /**
+   * Both (all) workers saturated: one stream per worker over `jobs`, in order, until they are done
+   * or the deadline passes. Run it only while the server is idle: the two must not share the cores.
+   */
+  saturate(jobs: readonly string[], deadline: number): Promise<RawResult>;
+  dispose(): Promise<void>;
+}
+
+/**
+ * Starts the engine in-process, warms it on `distinct` (each once) and times each of them alone
+ * `aloneTrials` times; every saturated run reports those figures too.
+ */
+export async function openRawEngine(
   modelDir: string,
   workers: number,
-  jobs: readonly string[],
-  deadline: number,
-): Promise<RawResult> {
+  distinct: readonly string[],
+  aloneTrials: number,
+): Promise<RawEngine> {
   // The server's own defaults for this model and worker count (threads per worker, queue, voice).
   const config = parseConfig({ KOKORO_MODEL_DIR: modelDir, KOKORO_WORKERS: String(workers) });
   const engine = await createEngine(engineOptions(config));
-  try {
-    const voice = engine.voices.resolve(config.defaultVoice);
-    const synthesize = async (text: string) => {
-      const started = performance.now();
-      let samples = 0;
-      let modelMs = 0;
-      let frontEndMs = 0;
-      for await (const chunk of engine.stream({ text, voice, speed: 1 })) {
-        samples += chunk.samples.length;
-        modelMs += chunk.inferenceMs;
-        frontEndMs += chunk.frontEndMs ?? 0;
-      }
-      return { ms: performance.now() - started, samples, modelMs, frontEndMs };
-    };
-    const distinct = [...new Set(jobs)];
-    for (const text of distinct) await synthesize(text); // warm caches and JIT
-
-    const alone: Awaited<ReturnType<typeof synthesize>>[] = [];
-    for (let trial = 0; trial < 3; trial++) for (const text of distinct) alone.push(await synthesize(text));
-
-    let next = 0;
-    let samples = 0;
-    const cpu = process.cpuUsage();
+  const voice = engine.voices.resolve(config.defaultVoice);
+  const synthesize = async (text: string) => {
     const started = performance.now();
-    await Promise.all(
-      Array.from({ length: engine.info.workers }, async () => {
-        while (next < jobs.length && Date.now() < deadline) {
-          // Not `samples += await …`: that reads `samples` before the await and loses the other lane's sums.
-          const done = await synthesize(jobs[next++]!);
-          samples += done.samples;
-        }
-      }),
-    );
-    const wallS = (performance.now() - started) / 1000;
-    const cpuUsed = process.cpuUsage(cpu);
-    const audioS = samples / SAMPLE_RATE;
-    return {
-      workers: engine.info.workers,
-      jobs: next,
-      audioS: round(audioS, 2),
-      wallS: round(wallS, 3),
-      audioPerWallS: round(audioS / wallS, 2),
-      cpuPct: round((cpuUsed.user + cpuUsed.system) / 1e4 / wallS, 0),
-      sentenceMs: round(median(alone.map((a) => a.ms)), 2),
-      sentenceModelMs: round(median(alone.map((a) => a.modelMs)), 2),
-      sentenceFrontEndMs: round(median(alone.map((a) => a.frontEndMs)), 2),
-    };
-  } finally {
+    let samples = 0;
+    let modelMs = 0;
+    let frontEndMs = 0;
+    for await (const chunk of engine.stream({ text, voice, speed: 1 })) {
+      samples += chunk.samples.length;
+      modelMs += chunk.inferenceMs;
+      frontEndMs += chunk.frontEndMs ?? 0;
+    }
+    return { ms: performance.now() - started, samples, modelMs, frontEndMs };
+  };
+  const alone: Awaited<ReturnType<typeof synthesize>>[] = [];
+  try {
+    for (const text of distinct) await synthesize(text); // warm caches and JIT
+    for (let trial = 0; trial < aloneTrials; trial++)
+      for (const text of distinct) alone.push(await synthesize(text));
+  } catch (err) {
     await engine.dispose();
+    throw err;
   }
+  const sentence = {
+    sentenceMs: round(median(alone.map((a) => a.ms)), 2),
+    sentenceModelMs: round(median(alone.map((a) => a.modelMs)), 2),
+    sentenceFrontEndMs: round(median(alone.map((a) => a.frontEndMs)), 2),
+    sentenceAudioS: round(median(alone.map((a) => a.samples / SAMPLE_RATE)), 3),
+  };
+
+  return {
+    async saturate(jobs, deadline) {
+      let next = 0;
+      let samples = 0;
+      const cpu = process.cpuUsage();
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: engine.info.workers }, async () => {
+          while (next < jobs.length && Date.now() < deadline) {
+            // Not `samples += await …`: that reads `samples` before the await and loses the other lane's sums.
+            const done = await synthesize(jobs[next++]!);
+            samples += done.samples;
+          }
+        }),
+      );
+      const wallS = (performance.now() - started) / 1000;
+      const cpuUsed = process.cpuUsage(cpu);
+      const audioS = samples / SAMPLE_RATE;
+      return {
+        workers: engine.info.workers,
+        jobs: next,
+        audioS: round(audioS, 2),
+        wallS: round(wallS, 3),
+        audioPerWallS: round(audioS / wallS, 2),
+        cpuPct: round((cpuUsed.user + cpuUsed.system) / 1e4 / wallS, 0),
+        ...sentence,
+      };
+    },
+    dispose: () => engine.dispose(),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
