@@ -13,7 +13,7 @@ import {
   codePointLength,
   type Transport,
 } from '../protocol/request.ts';
-import { VoiceSpecError, type Engine, type ResolvedVoice } from '../model/engine.ts';
+import { VoiceSpecError, type Engine, type ResolvedVoice, type SynthesisRequest } from '../model/engine.ts';
 import type { Config } from './config.ts';
 import { ttsError } from './errors.ts';
 
@@ -205,5 +205,22 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     sampleRate,
     stream,
     transport,
+  };
+}
+
+/**
+ * What the engine synthesizes for parsed options: their own text, or the sentences of an utterance
+ * as they are written.
+ */
+export function synthesisRequest(
+  options: SynthesisOptions,
+  text: string | AsyncIterable<string> = options.text,
+): SynthesisRequest {
+  return {
+    text,
+    voice: options.voice,
+    speed: options.speed,
+    timestamps: options.timestamps,
+    firstChunk: options.firstChunk,
   };
 }

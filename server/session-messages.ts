@@ -90,9 +90,6 @@ function describeType(value: unknown): string {
   return Array.isArray(value) ? 'an array' : 'an object';
 }
 
-/** What a finished run reports, for the completion frame. */
-export type Figures = RunFigures;
-
 /**
  * A session's wire dialect: how client messages become commands, and what frames the session's
  * events become. The project's own protocol is {@link NATIVE_DIALECT}; Deepgram's is in deepgram.ts.
@@ -104,7 +101,7 @@ export interface SessionDialect {
   opening(sessionId: string): readonly object[];
   start(requestId: string): object | undefined;
   /** After the last audio of a request; `figures` is undefined for a flush that had nothing to speak. */
-  complete(requestId: string, figures: Figures | undefined): object | undefined;
+  complete(requestId: string, figures: RunFigures | undefined): object | undefined;
   /** A chunk's words (requests with timestamps), before that chunk's audio. */
   words(requestId: string, words: readonly WordTiming[]): object | undefined;
   /** After the last audio of what a cancel cut. */

@@ -12,7 +12,8 @@ import { codePointLength } from '../protocol/request.ts';
 import type { Config } from './config.ts';
 import { toErrorBody, ttsError } from './errors.ts';
 import type { Drainable, Lifecycle } from './lifecycle.ts';
-import { parseOptions, peekRequestId, type SynthesisOptions } from './request.ts';
+import { parseOptions, peekRequestId, synthesisRequest, type SynthesisOptions } from './request.ts';
+import type { WordTiming } from '../model/engine.ts';
 import { isCancelled, recordClientGone, recordCompletion, recordRefusal } from './outcomes.ts';
 import { NATIVE_DIALECT, type Command, type SessionDialect } from './session-messages.ts';
 import { AppendRefused, Utterance } from './utterance.ts';
@@ -448,21 +449,19 @@ export class Session implements Drainable {
       const start = this.#dialect.start(options.requestId);
       if (start) await this.#sendControl(start);
       const run = engine.synthesize(
-        {
-          text,
-          voice: options.voice,
-          speed: options.speed,
-          timestamps: options.timestamps,
-          firstChunk: options.firstChunk,
-        },
+        synthesisRequest(options, text),
         {
           format: options.format,
           sampleRate: options.sampleRate,
           // Sent as the chunk's audio is handed over, so it goes out before that audio.
-          onWords: (words) => {
-            const frame = this.#dialect.words(options.requestId, words);
-            if (frame && !controller.signal.aborted) void this.#sendControl(frame);
-          },
+          ...(options.timestamps
+            ? {
+                onWords: (words: readonly WordTiming[]) => {
+                  const frame = this.#dialect.words(options.requestId, words);
+                  if (frame && !controller.signal.aborted) void this.#sendControl(frame);
+                },
+              }
+            : {}),
         },
         { signal: controller.signal, startedAt: receivedAt },
       );

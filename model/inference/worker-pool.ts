@@ -171,22 +171,11 @@ export class WorkerPool {
   }
 
   /**
-   * Synthesizes one sentence. `onPiece` receives each inference's samples as soon as it exists
-   * (a sentence longer than 510 phoneme ids gives several). Rejects with JobError; `busy` only
-   * for a request's first sentence (`admitted` marks the later ones).
-   */
-  run(
-    request: SentenceRequest,
-    onPiece: (piece: PieceResult) => void,
-    signal?: AbortSignal,
-    options: { admitted?: boolean } = {},
-  ): Promise<{ frontEndMs: number; pieces: number }> {
-    return this.submit(request, onPiece, signal, options).done;
-  }
-
-  /**
-   * Like {@link run}, and `ahead` queues the sentence as look-ahead: it runs only on a worker that
-   * no next-needed sentence is waiting for, until {@link JobHandle.promote} makes it next-needed.
+   * Queues one sentence. `onPiece` receives each inference's samples as soon as it exists (a
+   * sentence longer than 510 phoneme ids gives several); `done` rejects with JobError, `busy` only
+   * for a request's first sentence (`admitted` marks the later ones). `ahead` queues it as
+   * look-ahead: it runs only on a worker that no next-needed sentence is waiting for, until
+   * {@link JobHandle.promote} makes it next-needed.
    */
   submit(
     request: SentenceRequest,

@@ -20,6 +20,12 @@ export const VOICE_FILE_BYTES = VOICE_ROWS * STYLE_DIM * 4;
 /** Phoneme ids per inference, before the two padding zeros are added. */
 export const MAX_PHONEME_IDS = 510;
 
+/**
+ * Samples per predicted duration frame: the decoder turns each frame into 600 samples at 24 kHz
+ * (40 a second), so a timestamped export's waveform is sum(durations) × 600 samples long.
+ */
+export const DURATION_FRAME_SAMPLES = 600;
+
 /** Kokoro's language codes: the first letter of a voice id. */
 export const LANGUAGES = {
   a: 'American English',

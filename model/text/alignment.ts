@@ -14,6 +14,8 @@
  * the tokens in proportion to their spoken length, which keeps them in order and covering the audio.
  */
 
+import { SAMPLE_RATE } from '../kokoro/constants.ts';
+
 /** A place between two tokens of one piece: `index` tokens of piece `piece` lie before it. */
 export interface TokenPosition {
   readonly piece: number;
@@ -36,10 +38,6 @@ export interface WordTiming {
   readonly start_s: number;
   readonly end_s: number;
 }
-
-/** Samples per duration frame, and the model's sample rate. */
-const FRAME_SAMPLES = 600;
-const SAMPLE_RATE = 24_000;
 
 /** Kokoro's punctuation symbols: a word's time excludes the pause written after it. */
 const PUNCTUATION = new Set([...';:,.!?¡¿—…"«»“”()']);
@@ -211,10 +209,3 @@ export class WordTimer {
 }
 
 const round = (seconds: number): number => Math.round(seconds * 1000) / 1000;
-
-/** Frames of 600 samples at 24 kHz, for tests and the stand-in: the audio length durations imply. */
-export function samplesForDurations(durations: ArrayLike<number>): number {
-  let frames = 0;
-  for (let i = 0; i < durations.length; i++) frames += Number(durations[i]);
-  return frames * FRAME_SAMPLES;
-}

@@ -6,7 +6,13 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import onnxProto from 'onnx-proto';
-import { SAMPLE_RATE, STYLE_DIM, VOICE_FILE_BYTES, VOICE_ROWS } from '../../model/kokoro/constants.ts';
+import {
+  DURATION_FRAME_SAMPLES,
+  SAMPLE_RATE,
+  STYLE_DIM,
+  VOICE_FILE_BYTES,
+  VOICE_ROWS,
+} from '../../model/kokoro/constants.ts';
 import { projectPath } from './paths.ts';
 
 const { onnx } = onnxProto;
@@ -93,7 +99,7 @@ export const STANDIN_IO_NAMES = {
  * Samples per duration frame: Kokoro's decoder turns each predicted frame into 600 samples at 24 kHz (40
  * frames a second), so the real model's waveform is sum(durations) * 600 samples long.
  */
-export const STANDIN_SAMPLES_PER_FRAME = 600;
+export const STANDIN_SAMPLES_PER_FRAME = DURATION_FRAME_SAMPLES;
 
 /** Frames per token at speed 1 in a timestamped stand-in cycle through 1, 2, 3 with the token id. */
 const DURATION_CYCLE = 3;

@@ -11,7 +11,13 @@ import { formatSseEvent } from '../../protocol/sse.ts';
 import type { Config } from '../config.ts';
 import { toErrorBody, ttsError, withRequestId } from '../errors.ts';
 import type { Lifecycle } from '../lifecycle.ts';
-import { PlainText, parseOptions, peekRequestId, type SynthesisOptions } from '../request.ts';
+import {
+  PlainText,
+  parseOptions,
+  peekRequestId,
+  synthesisRequest,
+  type SynthesisOptions,
+} from '../request.ts';
 import { isCancelled, recordClientGone, recordCompletion } from '../outcomes.ts';
 
 const HEADER_SAFE = /^[\x20-\x7e]+$/;
@@ -69,13 +75,7 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
     // With timestamps (SSE only), each chunk's words wait here until its audio event goes out.
     const words: (readonly WordTiming[])[] = [];
     const run = engine.synthesize(
-      {
-        text: options.text,
-        voice: options.voice,
-        speed: options.speed,
-        timestamps: options.timestamps,
-        firstChunk: options.firstChunk,
-      },
+      synthesisRequest(options),
       {
         format: options.format,
         sampleRate: options.sampleRate,

@@ -28,7 +28,7 @@ import {
   type TtsResult,
 } from '../../client/sagemaker.ts';
 import { writeStandinModelDir } from '../../scripts/lib/standin-model.ts';
-import { startServer, type TestServer } from './harness.ts';
+import { startServer, type TestServer, llmTokens } from './harness.ts';
 
 const TIMESTAMPED_MODEL_DIR = fileURLToPath(
   new URL('../fixtures/standin-model-timestamped', import.meta.url),
@@ -41,17 +41,6 @@ const PARAGRAPH =
   'Streaming text arrives in small pieces. The server speaks each sentence once it is complete! ' +
   'Numbers like 3.14 and abbreviations like Dr. Smith stay whole. Does the last one wait for the flush';
 const BYTES_PER_SECOND = 24_000 * 2;
-
-/** Pieces of one to four characters, as an LLM's tokens come. */
-function tokens(text: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < text.length; ) {
-    const n = 1 + (i % 4);
-    out.push(text.slice(i, i + n));
-    i += n;
-  }
-  return out;
-}
 
 function concat(chunks: readonly Uint8Array[]): Uint8Array {
   const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
@@ -312,7 +301,7 @@ describe.each<Kind>(['websocket', 'sagemaker'])('%s session', (kind) => {
   describe('append() and flush()', () => {
     it('many small appends then flush() give the audio of the same text sent whole with request()', async () => {
       const { session, reader } = await open(kind, fast);
-      const pieces = tokens(PARAGRAPH);
+      const pieces = llmTokens(PARAGRAPH);
       expect(pieces.length).toBeGreaterThan(40);
       const options = { voice: 'af_bella', speed: 1.2 } as const;
       const id = session.append(pieces[0]!, options);

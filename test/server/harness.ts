@@ -182,3 +182,14 @@ export function requestsOf(
   }
   return out;
 }
+
+/** Pieces of one to four characters, as an LLM's tokens come. */
+export function llmTokens(text: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; ) {
+    const n = 1 + (i % 4);
+    out.push(text.slice(i, i + n));
+    i += n;
+  }
+  return out;
+}

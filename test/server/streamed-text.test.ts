@@ -3,22 +3,11 @@
  * them, with the bounds on an open utterance.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestClient, requestsOf, startServer, type TestServer } from './harness.ts';
+import { TestClient, requestsOf, startServer, type TestServer, llmTokens } from './harness.ts';
 
 const PARAGRAPH =
   'Streaming text arrives in small pieces. The server speaks each sentence once it is complete! ' +
   'Numbers like 3.14 and abbreviations like Dr. Smith stay whole. Does the last one wait for the flush';
-
-/** Pieces of one to four characters, as an LLM's tokens come. */
-function tokens(text: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < text.length; ) {
-    const n = 1 + (i % 4);
-    out.push(text.slice(i, i + n));
-    i += n;
-  }
-  return out;
-}
 
 const audioOf = (client: TestClient, id: string) =>
   Buffer.concat(requestsOf(client.frames).find((r) => r.id === id)?.audio ?? []);
@@ -32,7 +21,7 @@ afterAll(() => server.close());
 describe('append and flush', () => {
   it('many small appends give the same audio as the text sent whole, under the first append’s options', async () => {
     const client = await TestClient.open(server.ws);
-    const pieces = tokens(PARAGRAPH);
+    const pieces = llmTokens(PARAGRAPH);
     expect(pieces.length).toBeGreaterThan(40);
     client.send({ type: 'append', text: pieces[0], request_id: 'streamed', voice: 'af_bella', speed: 1.2 });
     for (const piece of pieces.slice(1)) client.send({ type: 'append', text: piece }, false);

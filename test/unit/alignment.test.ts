@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { WordTimer, planWords, samplesForDurations } from '../../model/text/alignment.ts';
+import { DURATION_FRAME_SAMPLES } from '../../model/kokoro/constants.ts';
+import { WordTimer, planWords } from '../../model/text/alignment.ts';
 import { normalizeText } from '../../model/text/normalize.ts';
 
 const normalize = (word: string) => normalizeText(word, 'a');
@@ -7,6 +8,9 @@ const normalize = (word: string) => normalizeText(word, 'a');
 /** Durations of 2 frames per token with 1-frame pads, for a piece of `tokens` phoneme symbols. */
 const frames = (tokens: number, each = 2) => [1, ...Array.from({ length: tokens }, () => each), 1];
 const symbols = (piece: string) => [...piece].length;
+/** The audio length that durations imply: frames of 600 samples end to end. */
+const samplesForDurations = (durations: readonly number[]) =>
+  durations.reduce((a, b) => a + b, 0) * DURATION_FRAME_SAMPLES;
 
 describe('planWords', () => {
   it('maps each original word to the phoneme groups its normalization speaks: "$5" is one word of two groups', () => {
