@@ -358,7 +358,7 @@ export type { WordTiming } from './text/alignment.ts';
 export { SynthesisError } from './synthesis-run.ts';
 export { DTYPE_FILES, type Dtype } from './kokoro/constants.ts';
 export { ModelDirError, locateModel } from './kokoro/model-dir.ts';
-export { VoiceSpecError, type ResolvedVoice } from './kokoro/voices.ts';
+export { VoiceSpecError, type ResolvedVoice, type VoiceFacts } from './kokoro/voices.ts';
 export { IncrementalSentenceChunker } from './text/sentences.ts';
 export type { Device, Provider } from './inference/ort-session.ts';
 export { parseWarmupSetting, type WarmupSetting, type WarmupStep } from './inference/warmup.ts';

@@ -7,5 +7,6 @@ export * from './bytes.ts';
 export * from './errors.ts';
 export * from './formats.ts';
 export * from './frames.ts';
+export * from './openai.ts';
 export * from './request.ts';
 export * from './sse.ts';

@@ -5,7 +5,14 @@
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
-import { TtsError, rawHttpRefusal, toHttpErrorBody, ttsError } from './errors.ts';
+import {
+  MEDIA_TYPES,
+  TtsError,
+  fromFastifyError,
+  rawHttpRefusal,
+  toHttpErrorBody,
+  ttsError,
+} from './errors.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { PlainText } from './request.ts';
 import { isUpgrade, registerSecurity } from './security.ts';
@@ -13,6 +20,7 @@ import { recordRefusal } from './outcomes.ts';
 import { bidiRoutes } from './routes/bidi.ts';
 import { invocationRoutes } from './routes/invocations.ts';
 import { metricsRoutes } from './routes/metrics.ts';
+import { openAiRoutes } from './routes/openai.ts';
 import { pingRoutes } from './routes/ping.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -42,34 +50,9 @@ function parseJsonBody(text: string): unknown {
   }
 }
 
-const MEDIA_TYPES =
-  'Content-Type should be application/json (synthesis options) or text/plain (text to speak); a body that starts with { is read as JSON whatever its type';
-
 export interface AppDeps {
   readonly logger: FastifyBaseLogger;
   readonly lifecycle: Lifecycle;
-}
-
-/** Maps Fastify's own errors (body parsing, limits) onto our coded errors. */
-function fromFastifyError(err: FastifyError, config: Config): unknown {
-  switch (err.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return ttsError(
-        'TTS_ERR_PAYLOAD_TOO_LARGE',
-        `The request body is over the ${config.maxBodyBytes}-byte limit`,
-      );
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return ttsError('TTS_ERR_UNSUPPORTED_MEDIA_TYPE', MEDIA_TYPES);
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return ttsError('TTS_ERR_BAD_REQUEST', 'The body is empty: send {"text": "…"}');
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return ttsError('TTS_ERR_BAD_REQUEST', 'Content-Length does not match the body');
-    default:
-      // Fastify's other client errors (a malformed URL, say) keep their status class.
-      return err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500
-        ? ttsError('TTS_ERR_BAD_REQUEST', `The request is malformed: ${err.message}`)
-        : err;
-  }
 }
 
 /**
@@ -189,7 +172,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    const mapped = err instanceof TtsError ? err : fromFastifyError(err, config);
+    const mapped = err instanceof TtsError ? err : fromFastifyError(err, config.maxBodyBytes);
     const { status, body } = toHttpErrorBody(mapped);
     recordRefusal(request.log, deps.lifecycle.metrics, err, status, body.code, body.request_id);
     return reply.code(status).type('application/json').send(body);
@@ -201,7 +184,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         toHttpErrorBody(
           ttsError(
             'TTS_ERR_NOT_FOUND',
-            `No route ${request.method} ${request.url}; routes: GET /ping, POST /invocations, WS /invocations-bidirectional-stream, WS /v1/speak`,
+            `No route ${request.method} ${request.url}; routes: GET /ping, POST /invocations, WS /invocations-bidirectional-stream, WS /v1/speak, POST /v1/audio/speech, GET /v1/models, GET /v1/audio/voices`,
           ),
         ).body,
       ),
@@ -237,5 +220,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(metricsRoutes, { lifecycle: deps.lifecycle });
   await app.register(invocationRoutes, { config, lifecycle: deps.lifecycle });
   await app.register(bidiRoutes, { config, lifecycle: deps.lifecycle });
+  await app.register(openAiRoutes, { prefix: '/v1', config, lifecycle: deps.lifecycle });
   return app;
 }

@@ -4,6 +4,7 @@
  * thrown value into the JSON body of a WebSocket `error` control frame or an SSE `error` event;
  * `toHttpErrorBody` adds what a 4xx/5xx answer carries besides.
  */
+import type { FastifyError } from 'fastify';
 import { SynthesisError } from '../model/engine.ts';
 import {
   ERROR_CODES,
@@ -127,3 +128,26 @@ const STATUS_TEXT: Readonly<Record<number, string>> = {
   401: 'Unauthorized',
   503: 'Service Unavailable',
 };
+
+/** What a refused content type is told. */
+export const MEDIA_TYPES =
+  'Content-Type should be application/json (synthesis options) or text/plain (text to speak); a body that starts with { is read as JSON whatever its type';
+
+/** Maps Fastify's own errors (body parsing, limits) onto our coded errors. */
+export function fromFastifyError(err: FastifyError, maxBodyBytes: number): unknown {
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return ttsError('TTS_ERR_PAYLOAD_TOO_LARGE', `The request body is over the ${maxBodyBytes}-byte limit`);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return ttsError('TTS_ERR_UNSUPPORTED_MEDIA_TYPE', MEDIA_TYPES);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return ttsError('TTS_ERR_BAD_REQUEST', 'The body is empty: send {"text": "…"}');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return ttsError('TTS_ERR_BAD_REQUEST', 'Content-Length does not match the body');
+    default:
+      // Fastify's other client errors (a malformed URL, say) keep their status class.
+      return err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500
+        ? ttsError('TTS_ERR_BAD_REQUEST', `The request is malformed: ${err.message}`)
+        : err;
+  }
+}

@@ -41,6 +41,19 @@ export const LANGUAGES = {
 
 export type LanguageCode = keyof typeof LANGUAGES;
 
+/** The BCP 47 tag of each language, as listings and browsers name it. */
+export const LANGUAGE_TAGS = {
+  a: 'en-US',
+  b: 'en-GB',
+  e: 'es',
+  f: 'fr-FR',
+  h: 'hi',
+  i: 'it',
+  j: 'ja',
+  p: 'pt-BR',
+  z: 'zh-CN',
+} as const satisfies Record<LanguageCode, string>;
+
 /** Every voice published with Kokoro v1.0, by id. The first letter is the language. */
 export const VOICE_IDS = [
   'af_alloy',

@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import {
   LANGUAGES,
+  LANGUAGE_TAGS,
   STYLE_DIM,
   VOICE_FILE_BYTES,
   VOICE_IDS,
@@ -105,6 +106,17 @@ export function voiceLanguage(id: VoiceId): LanguageCode {
   return id[0] as LanguageCode;
 }
 
+export interface VoiceFacts {
+  readonly id: VoiceId;
+  readonly name: string;
+  /** BCP 47 tag. */
+  readonly language: string;
+  readonly languageName: string;
+  readonly gender: 'female' | 'male';
+  /** Whether this server can phonemize the voice's language. */
+  readonly supported: boolean;
+}
+
 export interface ResolvedVoice {
   /** Canonical spec, e.g. `af_bella(0.667)+af_sky(0.333)`: the cache key for the blended table. */
   readonly key: string;
@@ -153,6 +165,20 @@ export class VoiceCatalog {
 
   has(id: string): boolean {
     return isVoiceId(id) && this.#files.has(id);
+  }
+
+  /** What a listing says of a voice: all of it read off the id (`af_heart`: American English, female, Heart). */
+  describe(id: VoiceId): VoiceFacts {
+    const lang = voiceLanguage(id);
+    const name = id.slice(3);
+    return {
+      id,
+      name: name[0]!.toUpperCase() + name.slice(1),
+      language: LANGUAGE_TAGS[lang],
+      languageName: LANGUAGES[lang],
+      gender: id[1] === 'f' ? 'female' : 'male',
+      supported: this.#supported(lang),
+    };
   }
 
   /** Parses and resolves a spec; every voice must be present and share one supported language. */

@@ -1,0 +1,130 @@
+/**
+ * One synthesis answered over HTTP, whatever the route's dialect (POST /invocations, the OpenAI
+ * speech route): the run is tied to the connection (a client that goes away stops it, and so does
+ * the drain's deadline), its end is recorded once, and the audio goes out as a chunked body whose
+ * status waits for the first audio, so that a failure before it is still a clean 4xx/5xx.
+ */
+import { Readable } from 'node:stream';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import type { RunFigures, SynthesisRun, WordTiming } from '../model/engine.ts';
+import { withRequestId } from './errors.ts';
+import type { Lifecycle } from './lifecycle.ts';
+import { isCancelled, recordClientGone, recordCompletion } from './outcomes.ts';
+import { synthesisRequest, type SynthesisOptions } from './request.ts';
+
+const HEADER_SAFE = /^[\x20-\x7e]+$/;
+
+export interface HttpSynthesis {
+  readonly run: SynthesisRun;
+  readonly options: SynthesisOptions;
+  /** Aborted when the client goes away or the drain cuts the request. */
+  readonly signal: AbortSignal;
+  readonly log: FastifyBaseLogger;
+  /** Records the end of the run (log line, metrics) and returns its figures. */
+  completed(transport?: 'sse'): RunFigures;
+}
+
+export function startHttpSynthesis(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  lifecycle: Lifecycle,
+  options: SynthesisOptions,
+  output: { complete?: boolean; onWords?: (words: readonly WordTiming[]) => void } = {},
+): HttpSynthesis {
+  const engine = lifecycle.requireEngine();
+  const log = request.log.child({ requestId: options.requestId });
+  const controller = new AbortController();
+  const ended = lifecycle.beginHttp(options.requestId, () => {
+    controller.abort();
+    reply.raw.destroy();
+  });
+  reply.raw.on('close', () => {
+    ended();
+    if (reply.raw.writableFinished) return;
+    controller.abort();
+    recordClientGone(log, lifecycle.metrics, options.requestId, 'http');
+  });
+  // Only ids that are valid header text go into the header (the body of errors carries any id).
+  if (HEADER_SAFE.test(options.requestId)) reply.header('x-request-id', options.requestId);
+
+  const run = engine.synthesize(
+    synthesisRequest(options),
+    {
+      format: options.format,
+      sampleRate: options.sampleRate,
+      complete: output.complete ?? false,
+      ...(output.onWords ? { onWords: output.onWords } : {}),
+    },
+    { signal: controller.signal },
+  );
+  let recorded: RunFigures | undefined;
+  return {
+    run,
+    options,
+    signal: controller.signal,
+    log,
+    completed(transport) {
+      if (recorded) return recorded;
+      recorded = run.figures();
+      recordCompletion(log, lifecycle.metrics, {
+        route: 'http',
+        requestId: options.requestId,
+        format: options.format,
+        chars: options.chars,
+        figures: recorded,
+        ...(transport ? { transport } : {}),
+      });
+      return recorded;
+    },
+  };
+}
+
+/**
+ * Waits for the first audio (the whole file for a complete run). Undefined when the client went
+ * away meanwhile; a failure is thrown tagged with the request id, for the route's error handler.
+ */
+export async function firstAudio(
+  synthesis: HttpSynthesis,
+  audio: AsyncIterator<Uint8Array>,
+): Promise<IteratorResult<Uint8Array> | undefined> {
+  try {
+    return await audio.next();
+  } catch (err) {
+    if (synthesis.signal.aborted || isCancelled(err)) return undefined;
+    throw withRequestId(err, synthesis.options.requestId);
+  }
+}
+
+/**
+ * The audio as a chunked body: the first result, then the rest as it is encoded. A failure after
+ * the headers ends the body without its final chunk, which tells the client.
+ */
+export function audioBody(
+  synthesis: HttpSynthesis,
+  audio: AsyncIterator<Uint8Array>,
+  first: IteratorResult<Uint8Array>,
+): Readable {
+  async function* rest(): AsyncGenerator<Uint8Array> {
+    try {
+      for (let next = first; !next.done; next = await audio.next()) yield next.value;
+      synthesis.completed();
+    } catch (err) {
+      if (!synthesis.signal.aborted)
+        synthesis.log.error({ err, ...synthesis.run.figures() }, 'synthesis failed after audio started');
+      throw err;
+    }
+  }
+  return Readable.from(rest(), { objectMode: false });
+}
+
+/** Sends the audio streamed as it is synthesized, after the first audio is known. */
+export async function sendAudioStream(
+  reply: FastifyReply,
+  synthesis: HttpSynthesis,
+  contentType: string,
+): Promise<FastifyReply> {
+  const audio = synthesis.run[Symbol.asyncIterator]();
+  const first = await firstAudio(synthesis, audio);
+  if (!first) return reply; // the client went away
+  return reply.type(contentType).send(audioBody(synthesis, audio, first));
+}

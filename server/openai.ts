@@ -1,0 +1,258 @@
+/**
+ * The OpenAI dialect of the HTTP API (protocol/openai.ts): a speech request's fields checked and
+ * translated into the server's own request (server/request.ts does the rest of the checking, with
+ * the same messages as every route), the listings, and errors in OpenAI's shape with OpenAI's
+ * status codes.
+ */
+import type { Engine } from '../model/engine.ts';
+import { SPEED_MAX, SPEED_MIN } from '../protocol/request.ts';
+import {
+  OPENAI_FORMATS,
+  OPENAI_MODELS,
+  OPENAI_SPEED_MAX,
+  OPENAI_SPEED_MIN,
+  OPENAI_STREAM_FORMATS,
+  OPENAI_VOICES,
+  kokoroVoiceFor,
+  openAiModel,
+  type ModelEntry,
+  type OpenAiErrorBody,
+  type OpenAiStreamFormat,
+  type VoiceListing,
+} from '../protocol/openai.ts';
+import type { Config } from './config.ts';
+import { TtsError, toErrorBody } from './errors.ts';
+import { parseOptions, type SynthesisOptions } from './request.ts';
+
+/** A refusal that names the request field it is about (OpenAI's `param`). */
+export class ParamError extends TtsError {
+  readonly param: string;
+  readonly openAiCode: string | undefined;
+  constructor(
+    name: ConstructorParameters<typeof TtsError>[0],
+    param: string,
+    message: string,
+    openAiCode?: string,
+  ) {
+    super(name, message);
+    this.param = param;
+    this.openAiCode = openAiCode;
+  }
+}
+
+export interface SpeechOptions {
+  readonly options: SynthesisOptions;
+  readonly streamFormat: OpenAiStreamFormat;
+  /** The speed Kokoro runs at, after the clamp. */
+  readonly speed: number;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  return typeof value === 'object' ? 'an object' : String(value);
+}
+
+function invalid(param: string, message: string): never {
+  throw new ParamError('TTS_ERR_INVALID_OPTION', param, message, 'invalid_value');
+}
+
+/**
+ * OpenAI's speed range is 0.25 to 4.0; Kokoro's is 0.5 to 2.0 (whole numbers for an export whose
+ * speed input is int32). A speed inside OpenAI's range is clamped to Kokoro's; outside it, refused.
+ */
+export function clampSpeed(speed: number, wholeNumbers: boolean): number {
+  const clamped = Math.min(SPEED_MAX, Math.max(SPEED_MIN, speed));
+  return wholeNumbers ? Math.min(SPEED_MAX, Math.max(1, Math.round(clamped))) : clamped;
+}
+
+/** The field a refusal of the shared parser is about, for `param`. */
+function paramOf(err: TtsError): string | null {
+  switch (err.name) {
+    case 'TTS_ERR_VOICE_NOT_FOUND':
+    case 'TTS_ERR_LANGUAGE_UNSUPPORTED':
+      return 'voice';
+    case 'TTS_ERR_EMPTY_TEXT':
+    case 'TTS_ERR_TEXT_TOO_LONG':
+      return 'input';
+    case 'TTS_ERR_INVALID_OPTION': {
+      const field = /^(\w+) /.exec(err.message)?.[1];
+      return field === 'text' ? 'input' : field === 'format' ? 'response_format' : (field ?? null);
+    }
+    default:
+      return null;
+  }
+}
+
+/** Checks a `POST /v1/audio/speech` body and translates it into the server's request. */
+export function parseSpeechRequest(body: unknown, ctx: { config: Config; engine: Engine }): SpeechOptions {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ParamError(
+      'TTS_ERR_BAD_REQUEST',
+      'body',
+      `The body should be a JSON object such as {"model": "kokoro", "input": "Hello", "voice": "af_heart"}; got ${describe(body)}`,
+    );
+  }
+  const fields = body as Record<string, unknown>;
+
+  if (fields.model === undefined || fields.model === '')
+    throw new ParamError(
+      'TTS_ERR_BAD_REQUEST',
+      'model',
+      `model is required: one of ${OPENAI_MODELS.join(', ')}`,
+    );
+  if (typeof fields.model !== 'string')
+    invalid('model', `model should be a string; got ${describe(fields.model)}`);
+  if (!openAiModel(fields.model)) {
+    throw new ParamError(
+      'TTS_ERR_NOT_FOUND',
+      'model',
+      `The model ${describe(fields.model)} does not exist here; this server serves ${OPENAI_MODELS.join(', ')} (all of them Kokoro-82M)`,
+      'model_not_found',
+    );
+  }
+
+  if (fields.input === undefined)
+    throw new ParamError('TTS_ERR_BAD_REQUEST', 'input', 'input is required: the text to speak');
+  if (typeof fields.input !== 'string')
+    invalid('input', `input should be a string; got ${describe(fields.input)}`);
+
+  let voice: string = ctx.config.defaultVoice;
+  if (typeof fields.voice === 'string') voice = kokoroVoiceFor(fields.voice);
+  else if (
+    fields.voice !== null &&
+    typeof fields.voice === 'object' &&
+    typeof (fields.voice as { id?: unknown }).id === 'string'
+  ) {
+    voice = kokoroVoiceFor((fields.voice as { id: string }).id);
+  } else if (fields.voice !== undefined) {
+    invalid(
+      'voice',
+      `voice should be an OpenAI voice name (${Object.keys(OPENAI_VOICES).join(', ')}), a Kokoro voice id or blend such as "af_bella+af_sky", or {"id": …}; got ${describe(fields.voice)}`,
+    );
+  }
+
+  const formats = OPENAI_FORMATS.filter((f) => ctx.engine.info.formats.includes(f));
+  const format = fields.response_format ?? 'mp3';
+  if (typeof format !== 'string' || !(formats as readonly string[]).includes(format)) {
+    const missing = OPENAI_FORMATS.filter((f) => !formats.includes(f));
+    invalid(
+      'response_format',
+      `response_format should be one of: ${formats.join(', ')}; got ${describe(format)}${missing.length > 0 ? ` (${missing.join(', ')} needs ffmpeg on the server, which was not found)` : ''}`,
+    );
+  }
+
+  const requested = fields.speed ?? 1;
+  if (
+    typeof requested !== 'number' ||
+    !Number.isFinite(requested) ||
+    requested < OPENAI_SPEED_MIN ||
+    requested > OPENAI_SPEED_MAX
+  ) {
+    invalid(
+      'speed',
+      `speed should be a number from ${OPENAI_SPEED_MIN} to ${OPENAI_SPEED_MAX}; got ${describe(requested)}`,
+    );
+  }
+  const speed = clampSpeed(requested, ctx.engine.info.contract.speedType === 'int32');
+
+  const streamFormat = fields.stream_format ?? 'audio';
+  if (
+    typeof streamFormat !== 'string' ||
+    !(OPENAI_STREAM_FORMATS as readonly string[]).includes(streamFormat)
+  ) {
+    invalid('stream_format', `stream_format should be "audio" or "sse"; got ${describe(streamFormat)}`);
+  }
+  if (fields.instructions !== undefined && typeof fields.instructions !== 'string')
+    invalid('instructions', `instructions should be a string; got ${describe(fields.instructions)}`);
+
+  let options: SynthesisOptions;
+  try {
+    options = parseOptions(
+      { text: fields.input, voice, speed, format },
+      { route: 'http', config: ctx.config, engine: ctx.engine },
+    );
+  } catch (err) {
+    if (!(err instanceof TtsError)) throw err;
+    const param = paramOf(err);
+    throw param ? new ParamError(err.name, param, err.message) : err;
+  }
+  return { options, streamFormat: streamFormat as OpenAiStreamFormat, speed };
+}
+
+/** The status OpenAI answers with where it differs from this server's own (an over-long input is a 400 there). */
+const OPENAI_STATUS: Partial<Record<TtsError['name'], number>> = {
+  TTS_ERR_TEXT_TOO_LONG: 400,
+};
+
+/** Any thrown value as OpenAI's error body, with the status to answer with. */
+export function toOpenAiError(err: unknown): { status: number; body: OpenAiErrorBody; code: string } {
+  const { status, body } = toErrorBody(err);
+  const known = err instanceof TtsError ? err : undefined;
+  const openStatus = (known && OPENAI_STATUS[known.name]) ?? status;
+  const code =
+    err instanceof ParamError && err.openAiCode
+      ? err.openAiCode
+      : known?.name === 'TTS_ERR_UNAUTHORIZED'
+        ? 'invalid_api_key'
+        : known?.name === 'TTS_ERR_TEXT_TOO_LONG'
+          ? 'string_above_max_length'
+          : body.code;
+  return {
+    status: openStatus,
+    code: body.code,
+    body: {
+      error: {
+        message: body.message,
+        type: openStatus >= 500 ? 'server_error' : 'invalid_request_error',
+        param: err instanceof ParamError ? err.param : known ? paramOf(known) : null,
+        code,
+      },
+    },
+  };
+}
+
+/** `GET /v1/models`: the ids the speech route accepts, all of them Kokoro-82M. */
+export function modelList(): { object: 'list'; data: ModelEntry[] } {
+  return { object: 'list', data: OPENAI_MODELS.map(modelEntry) };
+}
+
+/** Kokoro v1.0's release, 2025-01-27, as the models' `created`. */
+const KOKORO_V1_RELEASED = 1_737_936_000;
+
+export function modelEntry(id: string): ModelEntry {
+  return { id, object: 'model', created: KOKORO_V1_RELEASED, owned_by: 'hexgrad' };
+}
+
+/** `GET /v1/audio/voices`: the voices present, OpenAI's names, and how blends are written. */
+export function voiceListing(engine: Engine, defaultVoice: string): VoiceListing {
+  const aliases = new Map<string, string[]>();
+  for (const [alias, id] of Object.entries(OPENAI_VOICES))
+    aliases.set(id, [...(aliases.get(id) ?? []), alias]);
+  const data = engine.voices.ids.map((id) => {
+    const facts = engine.voices.describe(id);
+    return {
+      id,
+      object: 'voice' as const,
+      name: facts.name,
+      language: facts.language,
+      gender: facts.gender,
+      supported: facts.supported,
+      aliases: aliases.get(id) ?? [],
+    };
+  });
+  return {
+    object: 'list',
+    data,
+    voices: data.map((v) => v.id),
+    default_voice: defaultVoice,
+    openai_voices: OPENAI_VOICES,
+    blends: {
+      syntax: 'voice+voice or voice(weight)+voice(weight)',
+      examples: ['af_bella+af_sky', 'af_bella(2)+af_sky(1)', 'am_adam(0.3)+am_michael(0.7)'],
+      rules:
+        'Up to 8 voices of one language, joined with +; a weight in parentheses (any positive number, 1 when absent) sets each voice’s share, and the shares are normalized to add up to 1. The style vectors are mixed before synthesis, so a blend costs the same as one voice.',
+    },
+  };
+}
