@@ -90,6 +90,9 @@ WORKDIR /opt/program
 COPY --from=manifest /opt/program/package.json ./
 COPY --from=prod-gpu /opt/program/node_modules ./node_modules
 COPY --from=compile /opt/program/dist ./dist
+# The browser page's static files: off here (WEB_PAGE=false below, and SageMaker routes no `/`);
+# `-e WEB_PAGE=true` turns it on for a local run.
+COPY web ./web
 COPY --chmod=0755 docker/entrypoint.sh docker/check-cuda-deps.sh ./docker/
 # The proof that CUDA can load: every provider library's dependencies resolve against this image's
 # CUDA and cuDNN (the build fails otherwise), and the build log shows their versions.
@@ -100,7 +103,8 @@ COPY --from=model /opt/kokoro-model /opt/kokoro-model
 ENV KOKORO_DEVICE=cuda \
     KOKORO_DTYPE=${KOKORO_DTYPE} \
     KOKORO_MODEL_DIR=/opt/ml/model \
-    KOKORO_BAKED_MODEL_DIR=/opt/kokoro-model
+    KOKORO_BAKED_MODEL_DIR=/opt/kokoro-model \
+    WEB_PAGE=false
 LABEL com.amazonaws.sagemaker.capabilities.bidirectional-streaming=true \
       com.amazonaws.sagemaker.capabilities.accept-bind-to-port=true
 EXPOSE 8080
@@ -118,12 +122,14 @@ WORKDIR /opt/program
 COPY --from=manifest /opt/program/package.json ./
 COPY --from=prod-cpu /opt/program/node_modules ./node_modules
 COPY --from=compile /opt/program/dist ./dist
+COPY web ./web
 COPY --chmod=0755 docker/entrypoint.sh ./docker/
 COPY --from=model /opt/kokoro-model /opt/kokoro-model
 ENV KOKORO_DEVICE=cpu \
     KOKORO_DTYPE=${KOKORO_DTYPE} \
     KOKORO_MODEL_DIR=/opt/ml/model \
-    KOKORO_BAKED_MODEL_DIR=/opt/kokoro-model
+    KOKORO_BAKED_MODEL_DIR=/opt/kokoro-model \
+    WEB_PAGE=false
 LABEL com.amazonaws.sagemaker.capabilities.bidirectional-streaming=true \
       com.amazonaws.sagemaker.capabilities.accept-bind-to-port=true
 EXPOSE 8080

@@ -1,4 +1,5 @@
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 import noImportCycle from './scripts/lint/no-import-cycle.js';
 
@@ -16,6 +17,11 @@ export default tseslint.config(
     files: ['**/*.ts'],
     plugins: { project: { rules: { 'no-import-cycle': noImportCycle } } },
     rules: { 'project/no-import-cycle': 'error' },
+  },
+  {
+    // The browser page: plain scripts for the browser, no build step.
+    files: ['web/**/*.js'],
+    languageOptions: { globals: globals.browser },
   },
   {
     // The server logs through pino only; scripts are command-line tools and print.

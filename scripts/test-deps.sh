@@ -1,13 +1,14 @@
 #!/bin/sh
 # Installs the system tools the tests use, when missing: ffmpeg/ffprobe (to decode every audio
-# format the server produces, and to encode AAC), curl, shellcheck (for docker/*.sh), and Debian's
-# Python with python3-websockets (a client that speaks to the Deepgram route as Pipecat does).
+# format the server produces, and to encode AAC), curl, shellcheck (for docker/*.sh), Debian's
+# Python with python3-websockets (a client that speaks to the Deepgram route as Pipecat does), and
+# Debian's Chromium (the browser page's test drives it headless; no browser is downloaded).
 # Debian/Ubuntu (apt); uses sudo when not root. Safe to run again: it does nothing when everything
 # is there.
 set -eu
 missing=""
 packages=""
-for tool in ffmpeg:ffmpeg ffprobe:ffmpeg curl:curl shellcheck:shellcheck; do
+for tool in ffmpeg:ffmpeg ffprobe:ffmpeg curl:curl shellcheck:shellcheck chromium:chromium; do
   command=${tool%%:*}
   package=${tool#*:}
   command -v "$command" >/dev/null 2>&1 && continue

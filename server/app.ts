@@ -21,6 +21,7 @@ import { bidiRoutes } from './routes/bidi.ts';
 import { invocationRoutes } from './routes/invocations.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { openAiRoutes } from './routes/openai.ts';
+import { isPagePath, pageRoutes } from './routes/page.ts';
 import { pingRoutes } from './routes/ping.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -190,7 +191,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       ),
   );
 
-  registerSecurity(app, config);
+  registerSecurity(app, config, (path) => config.webPage && isPagePath(path));
   limitPipelining(app, config.httpMaxPipelined, deps.logger);
   refuseNewWorkWhileDraining(app, deps.lifecycle);
 
@@ -199,6 +200,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       maxPayload: config.wsMaxMessageBytes,
       // Invalid UTF-8 gets an error frame and the session lives on, so we check it ourselves.
       skipUTF8Validation: true,
+      // A browser's token travels as an offered `bearer.…` subprotocol (security.ts): never
+      // selected, so it is not echoed back; the first other one offered is.
+      handleProtocols: (protocols: Set<string>) =>
+        [...protocols].find((p) => !p.startsWith('bearer.')) ?? false,
       // After a close frame, how long to wait for the client's before the socket is destroyed
       // (ws 8.19+; @types/ws does not know it yet).
       ...({ closeTimeout: WS_CLOSE_TIMEOUT_MS } as object),
@@ -221,5 +226,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(invocationRoutes, { config, lifecycle: deps.lifecycle });
   await app.register(bidiRoutes, { config, lifecycle: deps.lifecycle });
   await app.register(openAiRoutes, { prefix: '/v1', config, lifecycle: deps.lifecycle });
+  if (config.webPage) await app.register(pageRoutes);
   return app;
 }

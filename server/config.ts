@@ -72,6 +72,8 @@ export interface Config {
   readonly authToken: string | undefined;
   /** Origins allowed by CORS (`*` for any); empty: no CORS headers. */
   readonly corsOrigins: readonly string[];
+  /** Serve the browser page at `GET /` (off in the production images). */
+  readonly webPage: boolean;
   /** Where to fetch from: a Hugging Face mirror, when set (HF_ENDPOINT). */
   readonly hfEndpoint: string | undefined;
 }
@@ -137,13 +139,13 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     }
     return value;
   };
-  const bool = (name: string): boolean => {
+  const bool = (name: string, fallback = false): boolean => {
     const raw = env[name]?.trim().toLowerCase();
-    if (raw === undefined || raw === '') return false;
+    if (raw === undefined || raw === '') return fallback;
     if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
     if (['0', 'false', 'no', 'off'].includes(raw)) return false;
     problems.push(`${name}=${JSON.stringify(env[name])} should be true or false`);
-    return false;
+    return fallback;
   };
 
   const port =
@@ -194,6 +196,7 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
       .split(',')
       .map((o) => o.trim())
       .filter(Boolean),
+    webPage: bool('WEB_PAGE', true),
     ...overrides,
   };
 

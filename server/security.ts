@@ -1,7 +1,7 @@
 /**
  * Optional protections for deployments outside SageMaker (inside it, the endpoint is already
- * behind IAM): a bearer token on everything but /ping, and CORS for browser clients. Both are off
- * unless configured.
+ * behind IAM): a bearer token on everything but /ping (and the browser page's static files), and
+ * CORS for browser clients. Both are off unless configured.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -10,6 +10,23 @@ import { rawHttpRefusal, ttsError } from './errors.ts';
 
 /** Routes a load balancer or SageMaker must reach without credentials. */
 const OPEN_PATHS = new Set(['/ping']);
+
+/** Offered WebSocket subprotocols that carry the token: `bearer.` and the token in base64url. */
+const BEARER_PROTOCOL = 'bearer.';
+
+/**
+ * The token a request carries: `Authorization: Bearer …`, or for a WebSocket upgrade from a
+ * browser (which cannot set headers on one) a `bearer.<base64url token>` subprotocol offered
+ * after the real one (`kokoro-tts`), which the server then selects.
+ */
+function presentedToken(request: FastifyRequest): string | undefined {
+  const match = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? '');
+  if (match) return match[1]!.trim();
+  if (!isUpgrade(request)) return undefined;
+  const offered = (request.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+  const carried = offered.find((p) => p.startsWith(BEARER_PROTOCOL));
+  return carried ? Buffer.from(carried.slice(BEARER_PROTOCOL.length), 'base64url').toString() : undefined;
+}
 
 /** A request to upgrade to a WebSocket (Fastify routes it before the WebSocket plugin takes it). */
 export function isUpgrade(request: FastifyRequest): boolean {
@@ -22,7 +39,11 @@ function sameToken(given: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-export function registerSecurity(app: FastifyInstance, config: Config): void {
+export function registerSecurity(
+  app: FastifyInstance,
+  config: Config,
+  isOpen: (path: string) => boolean = () => false,
+): void {
   const origins = config.corsOrigins;
   if (origins.length > 0) {
     const any = origins.includes('*');
@@ -46,10 +67,10 @@ export function registerSecurity(app: FastifyInstance, config: Config): void {
   const token = config.authToken;
   if (token) {
     app.addHook('onRequest', async (request, reply) => {
-      if (request.method === 'OPTIONS' || OPEN_PATHS.has(request.url.split('?')[0]!)) return;
-      const header = request.headers.authorization ?? '';
-      const match = /^Bearer\s+(.+)$/i.exec(header);
-      if (match && sameToken(match[1]!.trim(), token)) return;
+      const path = request.url.split('?')[0]!;
+      if (request.method === 'OPTIONS' || OPEN_PATHS.has(path) || isOpen(path)) return;
+      const presented = presentedToken(request);
+      if (presented !== undefined && sameToken(presented, token)) return;
       const refusal = ttsError(
         'TTS_ERR_UNAUTHORIZED',
         'Missing or wrong credentials: send Authorization: Bearer <token>',

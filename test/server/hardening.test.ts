@@ -205,6 +205,45 @@ describe('limits and security options', () => {
     }
   });
 
+  it('with AUTH_TOKEN, a browser’s WebSocket may carry the token as a bearer.<base64url> subprotocol, never echoed', async () => {
+    const server = await startServer({ AUTH_TOKEN: 'tok/en+with=chars' });
+    /** Opens the route offering these subprotocols: the selected one, or the refusal's status. */
+    const open = (protocols: string[]) =>
+      new Promise<{ status: number; protocol?: string; error?: string }>((resolve) => {
+        const ws = new WebSocket(server.ws, protocols);
+        ws.on('unexpected-response', (req, res) => {
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0 });
+        });
+        ws.on('error', (err) => resolve({ status: 101, error: err.message }));
+        ws.on('open', () => {
+          resolve({ status: 101, protocol: ws.protocol });
+          ws.close();
+        });
+      });
+    const carried = (token: string) => `bearer.${Buffer.from(token).toString('base64url')}`;
+    try {
+      expect(await open(['kokoro-tts', carried('tok/en+with=chars')])).toEqual({
+        status: 101,
+        protocol: 'kokoro-tts',
+      });
+      expect(await open(['kokoro-tts', carried('wrong')])).toEqual({ status: 401 });
+      // Offered alone, it authenticates but is not selected: the handshake has no subprotocol to
+      // agree on, and the client (as a browser would) fails it rather than see the token echoed.
+      expect(await open([carried('tok/en+with=chars')])).toEqual({
+        status: 101,
+        error: 'Server sent no subprotocol',
+      });
+      // Only upgrades read it: a plain request with the header is refused.
+      const plain = await fetch(`${server.http}/metrics`, {
+        headers: { 'sec-websocket-protocol': carried('tok/en+with=chars') },
+      });
+      expect(plain.status).toBe(401);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('sends CORS headers only for configured origins, and answers preflights', async () => {
     const plain = await startServer();
     const cors = await startServer({ CORS_ORIGINS: 'https://app.example' });

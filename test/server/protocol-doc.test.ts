@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERROR_CODES, FORMATS } from '../../protocol/index.ts';
+import { ERROR_CODES, FORMATS, OPENAI_MODELS, OPENAI_VOICES } from '../../protocol/index.ts';
 import type { Engine } from '../../dist/model/engine.js';
 import { parseConfig } from '../../dist/server/config.js';
 import { parseOptions } from '../../dist/server/request.js';
@@ -134,6 +134,39 @@ describe('docs/protocol.md against a running server', () => {
     // A failure after the stream began cannot be provoked on a healthy server: the error event is
     // checked by its fields in the invocations tests; here every other event must match.
     expect(documented.get('error')).toEqual(['code', 'message', 'request_id']);
+    documented.delete('error');
+    expect(events).toEqual(documented);
+  });
+
+  it('maps exactly OpenAI’s voice names, to the Kokoro voices the code maps them to', () => {
+    const documented = Object.fromEntries(
+      table('OpenAI voices').map(([name, id]) => [unticked(name!), unticked(id!)]),
+    );
+    expect(documented).toEqual(OPENAI_VOICES);
+  });
+
+  it('names the OpenAI model ids the speech route accepts', () => {
+    const modelRow = table('`POST /v1/audio/speech`').find(([field]) => unticked(field!) === 'model')!;
+    expect(
+      ticked(modelRow[2]!).filter((id) => !/\d{4}-\d{2}-\d{2}/.test(id) && id !== 'model_not_found'),
+    ).toEqual([...OPENAI_MODELS]);
+  });
+
+  it('names every OpenAI speech event, with the fields of its data', async () => {
+    const response = await fetch(`${server.http}/v1/audio/speech`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'kokoro', input: 'Hello there. How are you?', stream_format: 'sse' }),
+    });
+    const events = new Map<string, string[]>();
+    for await (const event of readSse(response.body!)) {
+      events.set(event.event, Object.keys(JSON.parse(event.data) as object).sort());
+    }
+    const documented = new Map(
+      table('Speech events').map(([name, data]) => [unticked(name!), ticked(data!).sort()]),
+    );
+    // As for /invocations, the error event cannot be provoked on a healthy server.
+    expect(documented.get('error')).toEqual(['error', 'type']);
     documented.delete('error');
     expect(events).toEqual(documented);
   });

@@ -23,6 +23,13 @@ describe('parseConfig', () => {
     expect(Object.isFrozen(c)).toBe(true);
   });
 
+  it('serves the browser page unless WEB_PAGE turns it off, and refuses a value that is not a boolean', () => {
+    expect(parseConfig({}).webPage).toBe(true);
+    expect(parseConfig({ WEB_PAGE: 'false' }).webPage).toBe(false);
+    expect(parseConfig({ WEB_PAGE: 'off' }).webPage).toBe(false);
+    expect(() => parseConfig({ WEB_PAGE: 'maybe' })).toThrow(/WEB_PAGE="maybe" should be true or false/);
+  });
+
   it('lets SAGEMAKER_BIND_TO_PORT win over PORT', () => {
     expect(parseConfig({ PORT: '9000' }).port).toBe(9000);
     expect(parseConfig({ PORT: '9000', SAGEMAKER_BIND_TO_PORT: '8081' }).port).toBe(8081);

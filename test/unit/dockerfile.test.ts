@@ -109,13 +109,18 @@ describe('Dockerfile', () => {
     expect(all(stage(t), 'COPY')).toContain('--from=model /opt/kokoro-model /opt/kokoro-model');
   });
 
+  it.each(TARGETS)('%s: carries the browser page but turns it off (WEB_PAGE=false)', (t) => {
+    expect(all(stage(t), 'ENV').join(' ')).toMatch(/WEB_PAGE=false\b/);
+    expect(all(stage(t), 'COPY')).toContain('web ./web');
+  });
+
   it('sets KOKORO_DEVICE=cuda on the gpu target and cpu on the cpu target', () => {
     expect(all(stage('gpu'), 'ENV').join(' ')).toMatch(/KOKORO_DEVICE=cuda\b/);
     expect(all(stage('cpu'), 'ENV').join(' ')).toMatch(/KOKORO_DEVICE=cpu\b/);
   });
 
   it.each(TARGETS)(
-    '%s: takes only docker/ scripts from the build context, the app from build stages',
+    '%s: takes only docker/ scripts and the page’s static web/ from the build context, the app from build stages',
     (t) => {
       const s = stage(t);
       const copies = all(s, 'COPY');
@@ -131,7 +136,7 @@ describe('Dockerfile', () => {
             .split(/\s+/)
             .slice(0, -1),
         );
-      expect(fromContext.filter((source) => !source.startsWith('docker/'))).toEqual([]);
+      expect(fromContext.filter((source) => !source.startsWith('docker/') && source !== 'web')).toEqual([]);
       // What the entrypoint runs is there: the manifest (for "type": "module"), modules, dist/.
       const destinations = copies.map((c) => c.split(/\s+/).at(-1));
       expect(destinations).toEqual(expect.arrayContaining(['./', './node_modules', './dist', './docker/']));
