@@ -24,6 +24,8 @@ export interface AudioChunk {
   readonly inferenceMs: number;
   /** Normalization and phonemization time of the sentence, on its first chunk. */
   readonly frontEndMs?: number;
+  /** On the sentence's first chunk: how long it waited for an inference worker. */
+  readonly queueMs?: number;
   /** With timestamps: the words that end in this chunk, timed from the chunk's start. */
   readonly words?: readonly WordTiming[];
 }
@@ -53,6 +55,8 @@ export interface RunFigures {
   readonly chunks: number;
   readonly firstInferenceMs: number;
   readonly firstFrontEndMs: number;
+  /** How long the first sentence waited for an inference worker: the queue's share of `ttfaMs`. */
+  readonly firstQueueMs: number;
 }
 
 /** Encoded audio in order; `figures()` is complete once the iteration has ended. */
@@ -165,6 +169,7 @@ export function runSynthesis(
         chunks: count,
         firstInferenceMs: round(first?.inferenceMs ?? 0, 2),
         firstFrontEndMs: round(first?.frontEndMs ?? 0, 2),
+        firstQueueMs: round(first?.queueMs ?? 0, 2),
       };
     },
   };

@@ -30,6 +30,8 @@ export interface PieceResult {
   readonly inferenceMs: number;
   /** Text front end time for the sentence, on its first piece. */
   readonly frontEndMs?: number;
+  /** On its first piece: how long the sentence waited in the pool for a worker. */
+  readonly queueMs?: number;
   /** The words ending in this piece, timed from its start (timestamps requested). */
   readonly words?: readonly WordTiming[];
 }
@@ -75,6 +77,10 @@ interface Pending {
   done: boolean;
   /** Queued as look-ahead (lower priority), until promoted. */
   ahead: boolean;
+  /** When it was queued (performance.now()). */
+  readonly queuedAt: number;
+  /** How long it waited for a worker: set when a worker takes it, reported with its first piece. */
+  queueMs: number | undefined;
 }
 
 /** A submitted sentence: its outcome, and a way to make it next-needed. */
@@ -204,6 +210,8 @@ export class WorkerPool {
         onAbort: () => this.#cancel(p),
         done: false,
         ahead: options.ahead === true,
+        queuedAt: performance.now(),
+        queueMs: undefined,
       };
       pending = p;
       signal?.addEventListener('abort', p.onAbort, { once: true });
@@ -314,6 +322,9 @@ export class WorkerPool {
           phonemeCount: message.phonemeCount,
           inferenceMs: message.inferenceMs,
           ...(message.frontEndMs !== undefined ? { frontEndMs: message.frontEndMs } : {}),
+          ...(message.frontEndMs !== undefined && current.queueMs !== undefined
+            ? { queueMs: current.queueMs }
+            : {}),
           ...(message.words ? { words: message.words } : {}),
         });
         break;
@@ -362,6 +373,7 @@ export class WorkerPool {
       const next = this.#queue.shift() ?? this.#ahead.shift();
       if (!next) return;
       slot.current = next;
+      next.queueMs = performance.now() - next.queuedAt;
       slot.worker.postMessage(next.job);
     }
   }
