@@ -100,11 +100,14 @@ RUN sh docker/check-cuda-deps.sh node_modules/onnxruntime-node/bin/napi-v6/linux
 COPY --from=model /opt/kokoro-model /opt/kokoro-model
 # cuda, not auto: on a GPU endpoint a CUDA failure should fail the deployment with its reason in the
 # log, not leave a healthy-looking endpoint running on CPU. `-e KOKORO_DEVICE=auto` to allow CPU.
+# METRICS_EMF: per-instance metrics as EMF log lines, which CloudWatch Logs turns into metrics from
+# the endpoint's log group (no agent, no extra permission); the deploy tooling sets their dimensions.
 ENV KOKORO_DEVICE=cuda \
     KOKORO_DTYPE=${KOKORO_DTYPE} \
     KOKORO_MODEL_DIR=/opt/ml/model \
     KOKORO_BAKED_MODEL_DIR=/opt/kokoro-model \
-    WEB_PAGE=false
+    WEB_PAGE=false \
+    METRICS_EMF=true
 LABEL com.amazonaws.sagemaker.capabilities.bidirectional-streaming=true \
       com.amazonaws.sagemaker.capabilities.accept-bind-to-port=true
 EXPOSE 8080
@@ -129,7 +132,8 @@ ENV KOKORO_DEVICE=cpu \
     KOKORO_DTYPE=${KOKORO_DTYPE} \
     KOKORO_MODEL_DIR=/opt/ml/model \
     KOKORO_BAKED_MODEL_DIR=/opt/kokoro-model \
-    WEB_PAGE=false
+    WEB_PAGE=false \
+    METRICS_EMF=true
 LABEL com.amazonaws.sagemaker.capabilities.bidirectional-streaming=true \
       com.amazonaws.sagemaker.capabilities.accept-bind-to-port=true
 EXPOSE 8080

@@ -11,6 +11,7 @@ import {
   type EngineOptions,
   type WarmupSetting,
 } from '../model/engine.ts';
+import { parseDimensions } from './emf.ts';
 import { LOG_LEVELS, ortSeverity, type LogLevel } from './logger.ts';
 
 export interface Config {
@@ -74,6 +75,13 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** Serve the browser page at `GET /` (off in the production images). */
   readonly webPage: boolean;
+  /** Streaming POSTs (either route) in flight at once; more are refused with 503 `busy`. */
+  readonly maxHttpStreams: number;
+  /** CloudWatch Embedded Metric Format lines on stdout (on in the images). */
+  readonly metricsEmf: boolean;
+  readonly metricsEmfNamespace: string;
+  readonly metricsEmfDimensions: Readonly<Record<string, string>>;
+  readonly metricsEmfIntervalS: number;
   /** Where to fetch from: a Hugging Face mirror, when set (HF_ENDPOINT). */
   readonly hfEndpoint: string | undefined;
 }
@@ -158,6 +166,18 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     problems.push(`KOKORO_WARMUP_LENGTHS=${JSON.stringify(env.KOKORO_WARMUP_LENGTHS)} ${warmup.problem}`);
   }
   const cores = availableParallelism();
+  const dimensions = parseDimensions(env.METRICS_EMF_DIMENSIONS ?? 'Service=kokoro-tts');
+  if ('problem' in dimensions) {
+    problems.push(
+      `METRICS_EMF_DIMENSIONS=${JSON.stringify(env.METRICS_EMF_DIMENSIONS)} ${dimensions.problem}`,
+    );
+  }
+  const namespace = env.METRICS_EMF_NAMESPACE?.trim() || 'KokoroTTS';
+  if (namespace.length > 255 || namespace.startsWith('AWS/')) {
+    problems.push(
+      `METRICS_EMF_NAMESPACE=${JSON.stringify(env.METRICS_EMF_NAMESPACE)} should be at most 255 characters and not start with AWS/`,
+    );
+  }
 
   const config: Config = {
     port,
@@ -197,6 +217,11 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
       .map((o) => o.trim())
       .filter(Boolean),
     webPage: bool('WEB_PAGE', true),
+    maxHttpStreams: int('MAX_HTTP_STREAMS', 256, 1, 100_000),
+    metricsEmf: bool('METRICS_EMF'),
+    metricsEmfNamespace: namespace,
+    metricsEmfDimensions: 'problem' in dimensions ? {} : dimensions,
+    metricsEmfIntervalS: int('METRICS_EMF_INTERVAL_S', 60, 1, 3600),
     ...overrides,
   };
 

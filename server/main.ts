@@ -8,8 +8,12 @@ import type { Logger } from 'pino';
 import { createEngine, fetchModel, locateModel, type Engine } from '../model/engine.ts';
 import { buildApp } from './app.ts';
 import { ConfigError, engineOptions, parseConfig, type Config } from './config.ts';
+import { EmfReporter } from './emf.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
+import { markStage } from './startup-stages.ts';
+
+const stdout = (line: string) => process.stdout.write(line.endsWith('\n') ? line : `${line}\n`);
 
 async function ensureModel(config: Config, log: Logger): Promise<void> {
   const wanted = config.fetchModel || process.argv.includes('--fetch-model');
@@ -71,6 +75,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
+  markStage('framework_init', stdout);
   // A bug in one request must not take every session down: log it loudly and keep serving.
   process.on('unhandledRejection', (reason) => log.error({ err: reason }, 'unhandled rejection'));
 
@@ -84,6 +89,7 @@ async function main(): Promise<void> {
   try {
     await ensureModel(config, log);
     locateModel(config.modelDir, config.dtype); // fail fast, with the fix, before listening
+    markStage('weights_ready', stdout);
   } catch (err) {
     log.fatal({ err: (err as Error).message }, 'cannot start: no usable model');
     process.stderr.write(`\n${(err as Error).message}\n`);
@@ -93,6 +99,22 @@ async function main(): Promise<void> {
   const lifecycle = new Lifecycle();
   const app = await buildApp(config, { logger: log, lifecycle });
   await app.listen({ port: config.port, host: config.host });
+
+  const emf = config.metricsEmf
+    ? new EmfReporter(
+        { namespace: config.metricsEmfNamespace, dimensions: config.metricsEmfDimensions },
+        {
+          errorCounts: () => lifecycle.metrics.errorCounts(),
+          openSessions: () => lifecycle.sessions,
+          httpStreams: () => lifecycle.httpStreams,
+        },
+        stdout,
+      )
+    : undefined;
+  if (emf) {
+    lifecycle.metrics.completionSink = (figures) => emf.record(figures);
+    emf.start(config.metricsEmfIntervalS * 1000, (err) => log.warn({ err }, 'writing EMF metrics failed'));
+  }
 
   let engine: Engine | undefined;
   let stopping = false;
@@ -111,6 +133,7 @@ async function main(): Promise<void> {
     const cut = await lifecycle.drain(config.shutdownGraceS * 1000);
     if (cut.length > 0) log.warn({ cut }, 'shutdown deadline: cut the work still in flight');
     await closeBy(app, deadline, log);
+    await emf?.stop().catch((err: unknown) => log.warn({ err }, 'writing EMF metrics failed'));
     // A cut request's sentence may still be inside ONNX Runtime; its worker ends when that call
     // returns. Bounded so that the process is gone before SageMaker's SIGKILL.
     await engine?.dispose({ timeoutMs: WORKER_STOP_MS });
@@ -147,10 +170,12 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   if (stopping) return;
+  markStage('warmup_done', stdout);
   const { provider, fallbackReason, modelFile, workers, dtype, warmupMs, warmupLadder, voices, formats } =
     engine.info;
   if (fallbackReason) log.warn({ reason: fallbackReason }, 'running on CPU: CUDA unavailable');
   lifecycle.setReady(engine);
+  markStage('ready', stdout);
   const ladder = warmupLadder.map((s) => `${s.tokens}:${Math.round(s.firstMs)}/${Math.round(s.repeatMs)}ms`);
   log.info(
     { provider, modelFile, dtype, workers, voices, formats, warmupMs: Math.round(warmupMs), ladder },

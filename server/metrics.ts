@@ -3,7 +3,7 @@
  * process. The engine's live figures (queue depth, busy workers) are read at scrape time.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Engine } from '../model/engine.ts';
+import type { Engine, RunFigures } from '../model/engine.ts';
 
 const LATENCY_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1, 1.5, 2.5, 5, 10];
 
@@ -115,12 +115,18 @@ export class Metrics {
     });
   }
 
+  /** Also receives every completed request's figures (the EMF reporter, when it is on). */
+  completionSink: ((figures: RunFigures) => void) | undefined;
+
+  /** Errors by code since the process started, from the `tts_errors_total` counter. */
+  async errorCounts(): Promise<Map<string, number>> {
+    const { values } = await this.errors.get();
+    return new Map(values.map((v) => [String(v.labels.code), v.value]));
+  }
+
   /** Records a request synthesized to the end. */
-  observe(
-    route: 'http' | 'ws',
-    format: string,
-    summary: { audioS: number; elapsedMs: number; ttfaMs: number },
-  ): void {
+  observe(route: 'http' | 'ws', format: string, summary: RunFigures): void {
+    this.completionSink?.(summary);
     this.requests.inc({ route });
     this.timeToFirstAudio.observe({ route }, summary.ttfaMs / 1000);
     this.synthesisSeconds.observe({ route }, summary.elapsedMs / 1000);

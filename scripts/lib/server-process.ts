@@ -10,8 +10,10 @@ export interface ServerProcess {
   readonly http: string;
   readonly ws: string;
   readonly child: ChildProcess;
-  /** Everything the server printed (JSON log lines). */
+  /** Everything the server printed: JSON log lines, startup stage markers, EMF metric lines. */
   readonly output: string[];
+  /** The JSON log lines printed so far, parsed (not the stage markers nor the EMF lines). */
+  logs(): Record<string, unknown>[];
   stop(): Promise<number | null>;
 }
 
@@ -67,6 +69,10 @@ export async function startServerProcess(
     ws: `ws://127.0.0.1:${port}/invocations-bidirectional-stream`,
     child,
     output,
+    logs: () =>
+      output
+        .filter((line) => line.startsWith('{') && !line.startsWith('{"_aws"'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
       return exited;

@@ -176,9 +176,9 @@ describe('SIGTERM with lingering clients (SHUTDOWN_GRACE_S=2)', () => {
     post.end(JSON.stringify({ text: long, request_id: 'stuck-post', format: 'pcm' }));
     (await response).pause(); // never read
     expect(await stopWithin(server, 15_000)).toBe(0);
-    const cut = server.output
-      .map((line) => JSON.parse(line) as { msg?: string; cut?: { kind: string; requestId?: string }[] })
-      .find((line) => line.msg === 'shutdown deadline: cut the work still in flight');
+    const cut = (server.logs() as { msg?: string; cut?: { kind: string; requestId?: string }[] }[]).find(
+      (line) => line.msg === 'shutdown deadline: cut the work still in flight',
+    );
     expect(cut?.cut).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ kind: 'ws', requestId: expect.stringMatching(/^queued-/) }),

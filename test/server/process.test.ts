@@ -28,6 +28,16 @@ function run(env: Record<string, string>): Promise<{ code: number | null; output
   });
 }
 
+/** The startup stage markers in a process's output, parsed. */
+function stagesOf(output: readonly string[]): { name: string; t: string; elapsedS: number }[] {
+  return output.flatMap((line) => {
+    const m = /^=== STAGE (\w+) t=(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) elapsed_s=(\d+\.\d+) ===$/.exec(
+      line,
+    );
+    return m ? [{ name: m[1]!, t: m[2]!, elapsedS: Number(m[3]) }] : [];
+  });
+}
+
 /**
  * A server process (one worker, a 20 s drain) and a session that sent one 8-sentence request per
  * id, once the first audio has arrived.
@@ -83,14 +93,65 @@ describe('npm start', () => {
       const ping = (await (await fetch(`${server.http}/ping`)).json()) as Record<string, unknown>;
       expect(ping.warmed_lengths).toEqual([16, 128, 510]);
       // The log line is written asynchronously, so it may arrive just after the first 200.
-      const readyLine = () =>
-        server.output.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'ready');
+      const readyLine = () => server.logs().find((l) => l.msg === 'ready');
       await expect.poll(readyLine, { timeout: 5_000 }).toBeDefined();
       expect(readyLine()?.ladder).toEqual([
         expect.stringMatching(/^16:\d+\/\d+ms$/),
         expect.stringMatching(/^128:\d+\/\d+ms$/),
         expect.stringMatching(/^510:\d+\/\d+ms$/),
       ]);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('marks each startup stage on stdout, in order, in the form T_total is measured from', async () => {
+    const server = await startServerProcess({ KOKORO_MODEL_DIR: STANDIN_MODEL_DIR, KOKORO_WORKERS: '1' });
+    try {
+      await expect.poll(() => stagesOf(server.output).length, { timeout: 5_000 }).toBe(4);
+      const stages = stagesOf(server.output);
+      expect(stages.map((s) => s.name)).toEqual(['framework_init', 'weights_ready', 'warmup_done', 'ready']);
+      const elapsed = stages.map((s) => s.elapsedS);
+      expect([...elapsed].sort((a, b) => a - b)).toEqual(elapsed);
+      // t is the wall clock of the same instant: the gaps agree with elapsed_s's to a few ms.
+      const wall = stages.map((s) => Date.parse(s.t) / 1000);
+      expect(Math.abs(wall[3]! - wall[0]! - (elapsed[3]! - elapsed[0]!))).toBeLessThan(0.05);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('with METRICS_EMF, writes EMF lines with every request’s time to first audio', async () => {
+    const server = await startServerProcess({
+      KOKORO_MODEL_DIR: STANDIN_MODEL_DIR,
+      KOKORO_WORKERS: '1',
+      METRICS_EMF: 'true',
+      METRICS_EMF_INTERVAL_S: '1',
+      METRICS_EMF_NAMESPACE: 'KokoroTest',
+      METRICS_EMF_DIMENSIONS: 'EndpointName=test-endpoint,VariantName=AllTraffic',
+    });
+    try {
+      for (const text of ['One request.', 'Another one.']) {
+        const res = await fetch(`${server.http}/invocations`, { method: 'POST', body: text });
+        await res.arrayBuffer();
+      }
+      const emf = () =>
+        server.output
+          .filter((l) => l.startsWith('{"_aws"'))
+          .map((l) => JSON.parse(l) as Record<string, unknown>);
+      await expect
+        .poll(() => emf().flatMap((d) => (d.TimeToFirstAudio as number[]) ?? []).length, {
+          timeout: 10_000,
+        })
+        .toBe(2);
+      const latency = emf().find((d) => 'TimeToFirstAudio' in d)!;
+      expect(latency).toMatchObject({ EndpointName: 'test-endpoint', VariantName: 'AllTraffic' });
+      expect(
+        (latency._aws as { CloudWatchMetrics: { Namespace: string }[] }).CloudWatchMetrics[0]!.Namespace,
+      ).toBe('KokoroTest');
+      expect(emf().some((d) => 'OpenSessions' in d)).toBe(true);
+      // The JSON log is unchanged beside them.
+      expect(server.logs().some((l) => l.msg === 'synthesized')).toBe(true);
     } finally {
       await server.stop();
     }

@@ -30,6 +30,20 @@ describe('parseConfig', () => {
     expect(() => parseConfig({ WEB_PAGE: 'maybe' })).toThrow(/WEB_PAGE="maybe" should be true or false/);
   });
 
+  it('keeps EMF metrics off by default, with a namespace and a dimension ready, and refuses bad ones', () => {
+    expect(parseConfig({})).toMatchObject({
+      metricsEmf: false,
+      metricsEmfNamespace: 'KokoroTTS',
+      metricsEmfDimensions: { Service: 'kokoro-tts' },
+      metricsEmfIntervalS: 60,
+      maxHttpStreams: 256,
+    });
+    expect(() => parseConfig({ METRICS_EMF_DIMENSIONS: 'EndpointName' })).toThrow(
+      /METRICS_EMF_DIMENSIONS="EndpointName" should be Name=Value pairs/,
+    );
+    expect(() => parseConfig({ METRICS_EMF_NAMESPACE: 'AWS/SageMaker' })).toThrow(/not start with AWS\//);
+  });
+
   it('lets SAGEMAKER_BIND_TO_PORT win over PORT', () => {
     expect(parseConfig({ PORT: '9000' }).port).toBe(9000);
     expect(parseConfig({ PORT: '9000', SAGEMAKER_BIND_TO_PORT: '8081' }).port).toBe(8081);
@@ -59,8 +73,18 @@ describe('parseConfig', () => {
       LOOKAHEAD_SENTENCES: '0',
       UTTERANCE_MAX_BUFFER_BYTES: '4096',
       UTTERANCE_IDLE_FLUSH_S: '0',
+      MAX_HTTP_STREAMS: '6',
+      METRICS_EMF: 'true',
+      METRICS_EMF_NAMESPACE: 'Voice/Prod',
+      METRICS_EMF_DIMENSIONS: 'EndpointName=kokoro,VariantName=AllTraffic',
+      METRICS_EMF_INTERVAL_S: '10',
     });
     expect(c).toMatchObject({
+      maxHttpStreams: 6,
+      metricsEmf: true,
+      metricsEmfNamespace: 'Voice/Prod',
+      metricsEmfDimensions: { EndpointName: 'kokoro', VariantName: 'AllTraffic' },
+      metricsEmfIntervalS: 10,
       host: '127.0.0.1',
       modelDir: './models/kokoro-82m',
       dtype: 'q8',

@@ -109,8 +109,9 @@ describe('Dockerfile', () => {
     expect(all(stage(t), 'COPY')).toContain('--from=model /opt/kokoro-model /opt/kokoro-model');
   });
 
-  it.each(TARGETS)('%s: carries the browser page but turns it off (WEB_PAGE=false)', (t) => {
+  it.each(TARGETS)('%s: carries the browser page but turns it off (WEB_PAGE=false); EMF metrics on', (t) => {
     expect(all(stage(t), 'ENV').join(' ')).toMatch(/WEB_PAGE=false\b/);
+    expect(all(stage(t), 'ENV').join(' ')).toMatch(/METRICS_EMF=true\b/);
     expect(all(stage(t), 'COPY')).toContain('web ./web');
   });
 
