@@ -43,11 +43,44 @@ export interface TtsSessionOptions {
   readonly defaults?: Omit<SynthesisOptions, 'request_id'>;
   /** How long to wait for the connection to open; 10 s by default. */
   readonly connectTimeoutMs?: number;
+  /**
+   * Attempts after the first when the server refuses the session as retryable: it is at its
+   * session limit (close 1013, right after the handshake), shutting down (1001, or 503 to the
+   * upgrade), or busy (503). 3 by default; 0 fails at once. Waits grow exponentially from
+   * `retryDelayMs` (250 ms by default, at most 5 s), with full jitter, so that refused clients do
+   * not come back together.
+   */
+  readonly retries?: number;
+  readonly retryDelayMs?: number;
+  /**
+   * After the handshake, how long to watch for the server's admission refusal (a close 1013 that
+   * it sends straight after the 101) before the session counts as admitted; 50 ms by default,
+   * 0 to skip. The close follows the handshake without a round trip, so this does not grow
+   * with the network's latency.
+   */
+  readonly admissionWaitMs?: number;
 }
 
 const OPEN = 1;
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
+const DEFAULT_RETRIES = 3;
+const DEFAULT_RETRY_DELAY_MS = 250;
+const MAX_RETRY_DELAY_MS = 5000;
+const DEFAULT_ADMISSION_WAIT_MS = 50;
+/** Close codes a refused session is retried on: 1013 (try again later) and 1001 (going away). */
+const RETRYABLE_CLOSES = new Set([1013, 1001]);
+
+/** A failed attempt to open a session, and whether another attempt may succeed. */
+class ConnectError extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+    this.name = 'ConnectError';
+  }
+}
 /** The code reported when the connection ended without a close frame (RFC 6455). */
 const ABNORMAL_CLOSURE = 1006;
 
@@ -115,31 +148,77 @@ export class TtsSession {
    */
   static async connect(url: string | URL, options: TtsSessionOptions = {}): Promise<TtsSession> {
     const WebSocketImpl = options.WebSocket ?? (await defaultWebSocket());
+    const retries = options.retries ?? DEFAULT_RETRIES;
+    const baseDelay = options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await TtsSession.#attempt(WebSocketImpl, url, options);
+      } catch (err) {
+        if (!(err instanceof ConnectError) || !err.retryable || attempt >= retries) {
+          throw new Error(
+            attempt > 0
+              ? `${(err as Error).message} (after ${attempt + 1} attempts)`
+              : (err as Error).message,
+          );
+        }
+        const ceiling = Math.min(MAX_RETRY_DELAY_MS, baseDelay * 2 ** attempt);
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
+      }
+    }
+  }
+
+  /** One attempt: open, then watch `admissionWaitMs` for the server's refusal. */
+  static async #attempt(
+    WebSocketImpl: WebSocketConstructor,
+    url: string | URL,
+    options: TtsSessionOptions,
+  ): Promise<TtsSession> {
     const socket = new WebSocketImpl(String(url), options.protocols);
     const session = new TtsSession(socket, options);
     const timeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    const admissionMs = options.admissionWaitMs ?? DEFAULT_ADMISSION_WAIT_MS;
     await new Promise<void>((resolve, reject) => {
       let settled = false;
+      let opened = false;
+      let admission: ReturnType<typeof setTimeout> | undefined;
       const settle = (error?: Error) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        clearTimeout(admission);
         if (error) reject(error);
         else resolve();
       };
       const timer = setTimeout(() => {
         socket.close();
-        settle(new Error(`Could not connect to ${String(url)} within ${timeoutMs} ms`));
+        settle(new ConnectError(`Could not connect to ${String(url)} within ${timeoutMs} ms`, false));
       }, timeoutMs);
-      socket.addEventListener('open', () => settle());
+      socket.addEventListener('open', () => {
+        opened = true;
+        if (admissionMs <= 0) settle();
+        else admission = setTimeout(() => settle(), admissionMs);
+      });
+      // A message means the server took the session.
+      socket.addEventListener('message', () => settle());
       socket.addEventListener('error', (event) => {
         const detail = (event as { message?: unknown }).message;
-        settle(new Error(`Could not connect to ${String(url)}${detail ? `: ${String(detail)}` : ''}`));
+        // ws reports a refused upgrade as "Unexpected server response: 503"; a browser says nothing.
+        const refused = /\b50[23]\b/.test(String(detail ?? ''));
+        settle(
+          new ConnectError(
+            `Could not connect to ${String(url)}${detail ? `: ${String(detail)}` : ''}`,
+            refused,
+          ),
+        );
       });
       socket.addEventListener('close', (event) => {
-        const { code } = event as { code?: number };
+        const { code, reason } = event as { code?: number; reason?: string };
+        const refused = opened && code !== undefined && RETRYABLE_CLOSES.has(code);
         settle(
-          new Error(`Could not connect to ${String(url)}: closed with code ${code ?? ABNORMAL_CLOSURE}`),
+          new ConnectError(
+            `Could not connect to ${String(url)}: closed with code ${code ?? ABNORMAL_CLOSURE}${reason ? ` (${reason})` : ''}`,
+            refused,
+          ),
         );
       });
     });

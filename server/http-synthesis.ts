@@ -7,7 +7,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { RunFigures, SynthesisRun, WordTiming } from '../model/engine.ts';
-import { withRequestId } from './errors.ts';
+import { ttsError, withRequestId } from './errors.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { isCancelled, recordClientGone, recordCompletion } from './outcomes.ts';
 import { synthesisRequest, type SynthesisOptions } from './request.ts';
@@ -29,9 +29,21 @@ export function startHttpSynthesis(
   reply: FastifyReply,
   lifecycle: Lifecycle,
   options: SynthesisOptions,
-  output: { complete?: boolean; onWords?: (words: readonly WordTiming[]) => void } = {},
+  output: { maxStreams: number; complete?: boolean; onWords?: (words: readonly WordTiming[]) => void },
 ): HttpSynthesis {
   const engine = lifecycle.requireEngine();
+  if (lifecycle.httpStreams >= output.maxStreams) {
+    // Admission: an instance at its planned capacity refuses at once, so that the client (or
+    // SageMaker's router, on a retry) tries another instance instead of waiting in this one's queue.
+    reply.header('retry-after', '1');
+    throw withRequestId(
+      ttsError(
+        'TTS_ERR_BUSY',
+        `The server has ${output.maxStreams} streams in flight, its limit (MAX_HTTP_STREAMS); retry shortly`,
+      ),
+      options.requestId,
+    );
+  }
   const log = request.log.child({ requestId: options.requestId });
   const controller = new AbortController();
   const ended = lifecycle.beginHttp(options.requestId, () => {

@@ -50,6 +50,11 @@ export class Lifecycle {
     return this.#sessions.size;
   }
 
+  /** Streaming POSTs in flight (either route). */
+  get httpStreams(): number {
+    return this.#httpInFlight;
+  }
+
   setReady(engine: Engine): void {
     this.#engine = engine;
     if (this.#state === 'starting') this.#state = 'ready';

@@ -51,6 +51,7 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
     // With timestamps (SSE only), each chunk's words wait here until its audio event goes out.
     const words: (readonly WordTiming[])[] = [];
     const synthesis = startHttpSynthesis(request, reply, lifecycle, options, {
+      maxStreams: config.maxHttpStreams,
       complete: !options.stream,
       ...(options.timestamps ? { onWords: (w: readonly WordTiming[]) => words.push(w) } : {}),
     });

@@ -61,7 +61,9 @@ export const openAiRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifec
     const engine = lifecycle.requireEngine();
     const { options, streamFormat, speed } = parseSpeechRequest(request.body, { config, engine });
     reply.header('x-kokoro-speed', String(speed));
-    const synthesis = startHttpSynthesis(request, reply, lifecycle, options);
+    const synthesis = startHttpSynthesis(request, reply, lifecycle, options, {
+      maxStreams: config.maxHttpStreams,
+    });
     if (streamFormat === 'sse') {
       reply.header('cache-control', 'no-cache').header('x-accel-buffering', 'no');
       return reply.type('text/event-stream; charset=utf-8').send(Readable.from(speechEvents(synthesis)));
