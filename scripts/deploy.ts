@@ -1,15 +1,27 @@
 /**
- * Deploys the image as an Amazon SageMaker real-time endpoint, and removes it again.
+ * Deploys the image as an Amazon SageMaker real-time endpoint, with autoscaling and alarms from a
+ * capacity plan, and removes it all again.
  *
  *   npm run deploy -- deploy --name kokoro --image ACCOUNT.dkr.ecr.REGION.amazonaws.com/kokoro-tts:gpu \
- *     --role arn:aws:iam::ACCOUNT:role/ROLE --model-s3 s3://BUCKET/kokoro-82m/ [--env KOKORO_DTYPE=fp16]
+ *     --role arn:aws:iam::ACCOUNT:role/ROLE --model-s3 s3://BUCKET/kokoro-82m/ [--env KOKORO_DTYPE=fp16] \
+ *     [--autoscaling plan.json [--metrics-namespace NS] [--alarm-topic SNS_ARN]]
  *   npm run deploy -- destroy --name kokoro
  *
  * `deploy` creates the model (`NAME-model`), the endpoint configuration (`NAME-config`) and the
- * endpoint (`NAME`), then polls until the endpoint is InService. `destroy` deletes them in reverse
- * order. `--dry-run` prints every request as JSON and calls nothing. The pure parts are exported for
- * the tests; the command line only runs when this file is the entry point.
+ * endpoint (`NAME`), then polls until the endpoint is InService. With `--autoscaling plan.json` (the
+ * file `npm run plan` writes) the container also gets the plan's admission limits and EMF metric
+ * settings, the fleet starts at the plan's minimum, and once the endpoint is InService the variant
+ * gets Application Auto Scaling (target tracking out, step policy in) and two CloudWatch alarms
+ * (scale-in, time-to-first-audio p95): see lib/deploy-autoscaling.ts.
+ *
+ * `destroy` removes the alarms, the policies and the scalable target, then the endpoint, its
+ * configuration and the model; whatever is missing is skipped, so it also removes a deployment made
+ * without autoscaling. `--dry-run` prints every AWS call either would make as one JSON line
+ * (`{"service":…,"operation":…,"input":…}`) and calls nothing. The pure parts are exported for the
+ * tests; the command line only runs when this file is the entry point.
  */
+import { ApplicationAutoScalingClient } from '@aws-sdk/client-application-auto-scaling';
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import {
   CreateEndpointCommand,
   CreateEndpointConfigCommand,
@@ -29,10 +41,38 @@ import {
   type ProductionVariantInferenceAmiVersion,
   type ProductionVariantInstanceType,
 } from '@aws-sdk/client-sagemaker';
+import { readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { intFlag, isMain, UsageError } from './lib/cli.ts';
-export { UsageError };
+import {
+  autoscalingCalls,
+  autoscalingRemovalCalls,
+  autoscalingRemovalSteps,
+  DEFAULT_METRICS_NAMESPACE,
+  emfEnvironment,
+  registerAutoscaling,
+  type AutoscalingClients,
+  type AutoscalingOptions,
+  type ScalingTarget,
+} from './lib/deploy-autoscaling.ts';
+import { apiCallLine, isNotFound, runRemovals, type ApiCall } from './lib/deploy-aws.ts';
+import { readPlan } from './lib/deploy-plan.ts';
+export { UsageError, isNotFound, type ApiCall };
+export {
+  autoscalingCalls,
+  autoscalingNames,
+  autoscalingRemovalCalls,
+  autoscalingRemovalRequests,
+  autoscalingRequests,
+  DEFAULT_METRICS_NAMESPACE,
+  emfEnvironment,
+  scaleInAlarmRequest,
+  stepPolicyArnPlaceholder,
+  type AutoscalingOptions,
+  type ScalingTarget,
+} from './lib/deploy-autoscaling.ts';
+export { parsePlan, readPlan, type ScalingPlan } from './lib/deploy-plan.ts';
 
 export const DEFAULT_INSTANCE_TYPE = 'ml.g5.xlarge';
 /**
@@ -58,7 +98,8 @@ export const DEFAULT_STARTUP_TIMEOUT_S = 600;
 export const DEFAULT_DOWNLOAD_TIMEOUT_S = 600;
 export const DEFAULT_POLL_MS = 15_000;
 export const DEFAULT_WAIT_TIMEOUT_MS = 60 * 60_000;
-const VARIANT_NAME = 'AllTraffic';
+/** The endpoint's one production variant: what autoscaling scales and the metrics' VariantName. */
+export const VARIANT_NAME = 'AllTraffic';
 /** SageMaker resource names: letters, digits and hyphens, at most 63 characters. */
 const NAME_PATTERN = /^[a-zA-Z0-9](-*[a-zA-Z0-9])*$/;
 const LONGEST_SUFFIX = '-config';
@@ -73,13 +114,16 @@ export interface DeployOptions {
   /** An S3 prefix holding the model directory (uncompressed), or an `s3://….tar.gz` object. */
   readonly modelS3: string;
   readonly instanceType: string;
+  /** Initial instance count: --instance-count, else the plan's min_instances, else 1. */
   readonly instanceCount: number;
-  /** Environment of the container (KOKORO_DTYPE, KOKORO_DEVICE, …). */
+  /** Environment of the container given with --env (KOKORO_DTYPE, KOKORO_DEVICE, …). */
   readonly env: Readonly<Record<string, string>>;
   /** InferenceAmiVersion of the variant; undefined leaves SageMaker's default. */
   readonly amiVersion: string | undefined;
   readonly startupTimeoutS: number;
   readonly downloadTimeoutS: number;
+  /** Autoscaling and alarms from a plan (--autoscaling); undefined for a fixed fleet. */
+  readonly autoscaling: AutoscalingOptions | undefined;
 }
 
 export interface ResourceNames {
@@ -115,6 +159,24 @@ export function modelDataSource(uri: string): ModelDataSource {
   return { S3DataSource: { S3Uri: prefix, S3DataType: 'S3Prefix', CompressionType: 'None' } };
 }
 
+/** The variant that autoscaling scales and the metrics describe. */
+export function scalingTarget(name: string): ScalingTarget {
+  return { endpoint: resourceNames(name).endpoint, variant: VARIANT_NAME };
+}
+
+/**
+ * The container's environment: with a plan, its admission limits (an --env of the same name wins)
+ * and the EMF settings the TTFA alarm depends on (parseCli refuses an --env that contradicts them).
+ */
+export function containerEnvironment(options: DeployOptions): Record<string, string> {
+  if (options.autoscaling === undefined) return { ...options.env };
+  return {
+    ...options.autoscaling.plan.admission,
+    ...options.env,
+    ...emfEnvironment(scalingTarget(options.name), options.autoscaling.metricsNamespace),
+  };
+}
+
 export interface DeployRequests {
   readonly model: CreateModelCommandInput;
   readonly endpointConfig: CreateEndpointConfigCommandInput;
@@ -130,7 +192,7 @@ export function deployRequests(options: DeployOptions): DeployRequests {
       PrimaryContainer: {
         Image: options.image,
         ModelDataSource: modelDataSource(options.modelS3),
-        Environment: { ...options.env },
+        Environment: containerEnvironment(options),
       },
     },
     endpointConfig: {
@@ -169,18 +231,23 @@ export function destroyRequests(name: string): DestroyRequests {
   };
 }
 
-/**
- * SageMaker answers a Describe/Delete of a missing resource with a ValidationException saying
- * "Could not find …" (some APIs use ResourceNotFound).
- */
-export function isNotFound(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  if (error.name === 'ResourceNotFound' || error.name === 'ResourceNotFoundException') return true;
-  return error.name === 'ValidationException' && /could not find|does not exist/i.test(error.message);
-}
-
 /** The parts of the client the commands use: `send`, so tests can mock it. */
 export type SageMaker = Pick<SageMakerClient, 'send'>;
+
+/** The clients deploy and destroy use; injected, so that tests pass mocks. */
+export interface AwsClients extends AutoscalingClients {
+  readonly sagemaker: SageMaker;
+}
+
+/** Real clients for `region` (undefined: the SDK's own lookup). */
+export function createAwsClients(region: string | undefined): AwsClients {
+  const config = region === undefined ? {} : { region };
+  return {
+    sagemaker: new SageMakerClient(config),
+    autoscaling: new ApplicationAutoScalingClient(config),
+    cloudwatch: new CloudWatchClient(config),
+  };
+}
 
 export interface RunIo {
   /** Progress and results, one line per call (no newline). */
@@ -241,15 +308,22 @@ export async function waitForEndpoint(client: SageMaker, endpointName: string, i
   }
 }
 
-/** Creates the model, the endpoint configuration and the endpoint; waits unless `wait` is false. */
+/**
+ * Creates the model, the endpoint configuration and the endpoint, and waits unless `wait` is false;
+ * then, with a plan, registers autoscaling and puts the alarms.
+ */
 export async function deploy(
-  client: SageMaker,
+  clients: AwsClients,
   options: DeployOptions,
   io: RunIo,
   wait = true,
 ): Promise<void> {
+  if (!wait && options.autoscaling !== undefined) {
+    throw new DeployError('Autoscaling needs the endpoint InService, so deploy has to wait for it.');
+  }
   const requests = deployRequests(options);
   const names = resourceNames(options.name);
+  const { sagemaker } = clients;
   const hint = (error: unknown) => {
     if (error instanceof Error && /already exist/i.test(error.message)) {
       error.message += ` (run \`npm run deploy -- destroy --name ${options.name}\` first)`;
@@ -257,61 +331,94 @@ export async function deploy(
     return error;
   };
   try {
-    await client.send(new CreateModelCommand(requests.model));
+    await sagemaker.send(new CreateModelCommand(requests.model));
     io.log(`created model ${names.model}`);
-    await client.send(new CreateEndpointConfigCommand(requests.endpointConfig));
+    await sagemaker.send(new CreateEndpointConfigCommand(requests.endpointConfig));
     io.log(`created endpoint configuration ${names.endpointConfig}`);
-    await client.send(new CreateEndpointCommand(requests.endpoint));
+    await sagemaker.send(new CreateEndpointCommand(requests.endpoint));
     io.log(`creating endpoint ${names.endpoint} (${options.instanceCount} × ${options.instanceType})`);
   } catch (error) {
     throw hint(error);
   }
   if (!wait) return;
-  await waitForEndpoint(client, names.endpoint, io);
+  await waitForEndpoint(sagemaker, names.endpoint, io);
   io.log(`endpoint ${names.endpoint} is InService`);
-}
-
-/** Deletes the endpoint, its configuration and the model, in that order; missing ones are skipped. */
-export async function destroy(client: SageMaker, name: string, io: RunIo): Promise<void> {
-  const requests = destroyRequests(name);
-  const names = resourceNames(name);
-  const steps: [string, () => Promise<unknown>][] = [
-    [`endpoint ${names.endpoint}`, () => client.send(new DeleteEndpointCommand(requests.endpoint))],
-    [
-      `endpoint configuration ${names.endpointConfig}`,
-      () => client.send(new DeleteEndpointConfigCommand(requests.endpointConfig)),
-    ],
-    [`model ${names.model}`, () => client.send(new DeleteModelCommand(requests.model))],
-  ];
-  for (const [what, run] of steps) {
-    try {
-      await run();
-      io.log(`deleted ${what}`);
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-      io.log(`${what} does not exist; skipped`);
+  if (options.autoscaling === undefined) return;
+  try {
+    await registerAutoscaling(clients, scalingTarget(options.name), options.autoscaling, io.log);
+  } catch (error) {
+    if (error instanceof Error) {
+      error.message +=
+        ` (endpoint ${names.endpoint} is InService, but its autoscaling or alarms are incomplete; ` +
+        `once the cause is fixed, run \`npm run deploy -- destroy --name ${options.name}\` and deploy again)`;
     }
+    throw error;
   }
 }
 
-/** The requests a command would send, in order, for `--dry-run`. */
-export function plannedRequests(
-  cli: Extract<ParsedCli, { help: false }>,
-): { operation: string; input: object }[] {
+/**
+ * Deletes the alarms, the scaling policies and the scalable target, then the endpoint, its
+ * configuration and the model, in that order; missing ones are skipped.
+ */
+export async function destroy(clients: AwsClients, name: string, io: RunIo): Promise<void> {
+  const requests = destroyRequests(name);
+  const names = resourceNames(name);
+  const { sagemaker } = clients;
+  await runRemovals(
+    [
+      // Autoscaling first: it refers to the variant, and a scaling activity could otherwise act
+      // on an endpoint that is being deleted.
+      ...autoscalingRemovalSteps(clients, scalingTarget(name)),
+      {
+        what: `endpoint ${names.endpoint}`,
+        done: 'deleted',
+        run: () => sagemaker.send(new DeleteEndpointCommand(requests.endpoint)),
+      },
+      {
+        what: `endpoint configuration ${names.endpointConfig}`,
+        done: 'deleted',
+        run: () => sagemaker.send(new DeleteEndpointConfigCommand(requests.endpointConfig)),
+      },
+      {
+        what: `model ${names.model}`,
+        done: 'deleted',
+        run: () => sagemaker.send(new DeleteModelCommand(requests.model)),
+      },
+    ],
+    io.log,
+  );
+}
+
+/**
+ * Every AWS call a command would make, in order, for `--dry-run`. DescribeEndpoint stands for the
+ * polling (repeated every DEFAULT_POLL_MS until InService); the scale-in alarm carries a
+ * placeholder for the step policy's ARN, which only PutScalingPolicy can tell.
+ */
+export function plannedRequests(cli: Extract<ParsedCli, { help: false }>): ApiCall[] {
+  const target = scalingTarget(cli.name);
   if (cli.command === 'destroy') {
     const r = destroyRequests(cli.name);
     return [
-      { operation: 'DeleteEndpoint', input: r.endpoint },
-      { operation: 'DeleteEndpointConfig', input: r.endpointConfig },
-      { operation: 'DeleteModel', input: r.model },
+      ...autoscalingRemovalCalls(target),
+      { service: 'sagemaker', operation: 'DeleteEndpoint', input: r.endpoint },
+      { service: 'sagemaker', operation: 'DeleteEndpointConfig', input: r.endpointConfig },
+      { service: 'sagemaker', operation: 'DeleteModel', input: r.model },
     ];
   }
   const r = deployRequests(cli.options);
-  return [
-    { operation: 'CreateModel', input: r.model },
-    { operation: 'CreateEndpointConfig', input: r.endpointConfig },
-    { operation: 'CreateEndpoint', input: r.endpoint },
+  const calls: ApiCall[] = [
+    { service: 'sagemaker', operation: 'CreateModel', input: r.model },
+    { service: 'sagemaker', operation: 'CreateEndpointConfig', input: r.endpointConfig },
+    { service: 'sagemaker', operation: 'CreateEndpoint', input: r.endpoint },
   ];
+  if (!cli.wait) return calls;
+  calls.push({
+    service: 'sagemaker',
+    operation: 'DescribeEndpoint',
+    input: { EndpointName: target.endpoint },
+  });
+  if (cli.options.autoscaling !== undefined) calls.push(...autoscalingCalls(target, cli.options.autoscaling));
+  return calls;
 }
 
 export type ParsedCli =
@@ -327,12 +434,24 @@ export type ParsedCli =
     }
   | { help: false; command: 'destroy'; name: string; region: string | undefined; dryRun: boolean };
 
+/** CloudWatch namespaces: up to 255 of these characters; `AWS/` is reserved for AWS's own. */
+const NAMESPACE_PATTERN = /^(?!AWS\/)[A-Za-z0-9 ._\-/#:]{1,255}$/;
+const SNS_TOPIC_PATTERN = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/;
+
+const readUtf8 = (path: string) => readFileSync(path, 'utf8');
+
 /**
  * Parses `deploy|destroy [flags]`. The region defaults to AWS_REGION, then AWS_DEFAULT_REGION.
+ * `--autoscaling` reads its plan file through `readText`.
  *
- * @throws {UsageError} for unknown commands or flags, missing or malformed values.
+ * @throws {UsageError} for unknown commands or flags, missing or malformed values, and a plan file
+ *   that is missing or invalid (the message names the field).
  */
-export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = {}): ParsedCli {
+export function parseCli(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  readText: (path: string) => string = readUtf8,
+): ParsedCli {
   let parsed;
   try {
     parsed = parseArgs({
@@ -351,6 +470,9 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = {}): 
         'ami-version': { type: 'string' },
         'startup-timeout': { type: 'string' },
         'download-timeout': { type: 'string' },
+        autoscaling: { type: 'string' },
+        'metrics-namespace': { type: 'string' },
+        'alarm-topic': { type: 'string' },
         'no-wait': { type: 'boolean' },
         'dry-run': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -412,20 +534,36 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = {}): 
   const ami = values['ami-version'];
   const amiVersion =
     ami === 'none' ? undefined : (ami ?? (isGpuInstance(instanceType) ? GPU_AMI_VERSION : undefined));
+  const wait = values['no-wait'] !== true;
+  const autoscaling = parseAutoscaling(values, name, environment, wait, readText);
+  const countFlag = values['instance-count'];
+  const instanceCount =
+    autoscaling !== undefined && countFlag === undefined
+      ? autoscaling.plan.min_instances
+      : intFlag('instance-count', countFlag, 1, 1, 100);
+  if (autoscaling !== undefined) {
+    const { min_instances: min, max_instances: max } = autoscaling.plan;
+    if (instanceCount < min || instanceCount > max) {
+      throw new UsageError(
+        `--instance-count ${instanceCount} is outside the plan's min_instances to max_instances ` +
+          `(${min} to ${max}); leave it out to start at ${min}.`,
+      );
+    }
+  }
   return {
     help: false,
     command,
     name,
     region,
     dryRun,
-    wait: values['no-wait'] !== true,
+    wait,
     options: {
       name,
       image,
       role,
       modelS3,
       instanceType,
-      instanceCount: intFlag('instance-count', values['instance-count'], 1, 1, 100),
+      instanceCount,
       env: environment,
       amiVersion,
       startupTimeoutS: intFlag(
@@ -442,19 +580,74 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = {}): 
         1,
         3600,
       ),
+      autoscaling,
     },
   };
 }
 
+/** The --autoscaling, --metrics-namespace and --alarm-topic flags of deploy. */
+function parseAutoscaling(
+  values: {
+    autoscaling?: string | undefined;
+    'metrics-namespace'?: string | undefined;
+    'alarm-topic'?: string | undefined;
+  },
+  name: string,
+  environment: Readonly<Record<string, string>>,
+  wait: boolean,
+  readText: (path: string) => string,
+): AutoscalingOptions | undefined {
+  const planPath = values.autoscaling;
+  if (planPath === undefined) {
+    for (const flag of ['metrics-namespace', 'alarm-topic'] as const) {
+      if (values[flag] !== undefined) throw new UsageError(`--${flag} only applies with --autoscaling PLAN.`);
+    }
+    return undefined;
+  }
+  if (!wait) {
+    throw new UsageError(
+      '--autoscaling and --no-wait do not go together: autoscaling can only be registered once the endpoint is InService.',
+    );
+  }
+  const metricsNamespace = values['metrics-namespace'] ?? DEFAULT_METRICS_NAMESPACE;
+  if (!NAMESPACE_PATTERN.test(metricsNamespace)) {
+    throw new UsageError(
+      '--metrics-namespace should be 1 to 255 letters, digits, spaces or . _ - / # : (not starting with "AWS/"); ' +
+        `got "${metricsNamespace}".`,
+    );
+  }
+  const alarmTopic = values['alarm-topic'];
+  if (alarmTopic !== undefined && !SNS_TOPIC_PATTERN.test(alarmTopic)) {
+    throw new UsageError(
+      `--alarm-topic should be an SNS topic ARN (arn:aws:sns:REGION:123456789012:TOPIC); got "${alarmTopic}".`,
+    );
+  }
+  // The TTFA alarm watches the namespace and dimensions these variables give the server's metrics:
+  // an --env that changes them would leave the alarm looking at nothing.
+  for (const [key, value] of Object.entries(emfEnvironment(scalingTarget(name), metricsNamespace))) {
+    if (Object.hasOwn(environment, key) && environment[key] !== value) {
+      throw new UsageError(
+        `--env ${key}=${environment[key]} contradicts --autoscaling, which sets ${key}=${value} for the ` +
+          `time-to-first-audio alarm; ${key === 'METRICS_EMF_NAMESPACE' ? 'use --metrics-namespace instead' : 'leave it out'}.`,
+      );
+    }
+  }
+  return { plan: readPlan(planPath, readText), metricsNamespace, alarmTopic };
+}
+
 export function helpText(): string {
-  return `Deploy the image as a SageMaker real-time endpoint, or remove it.
+  return `Deploy the image as a SageMaker real-time endpoint, with autoscaling and alarms from a plan, or remove it.
 
 Usage:
-  npm run deploy -- deploy  --name NAME --image URI --role ARN --model-s3 S3URI [options]
+  npm run deploy -- deploy  --name NAME --image URI --role ARN --model-s3 S3URI [--autoscaling PLAN] [options]
   npm run deploy -- destroy --name NAME [--region REGION] [--dry-run]
 
 deploy creates model NAME-model, endpoint configuration NAME-config and endpoint NAME, then waits
-until the endpoint is InService. destroy deletes the three (missing ones are skipped).
+until the endpoint is InService. With --autoscaling it then registers the variant with Application
+Auto Scaling (NAME-target-tracking scales out, NAME-step-scale-in scales in one instance at a time)
+and puts the CloudWatch alarms NAME-scale-in and NAME-ttfa-p95.
+destroy deletes the alarms, the scaling policies, the scalable target, the endpoint, the
+configuration and the model, in that order (missing ones are skipped).
 
 Options:
   --name NAME             Endpoint name (letters, digits, hyphens; at most ${63 - LONGEST_SUFFIX.length} characters)
@@ -463,15 +656,21 @@ Options:
   --model-s3 S3URI        s3://BUCKET/PREFIX/ holding the model directory (copied uncompressed to
                           /opt/ml/model), or s3://BUCKET/KEY.tar.gz (unpacked there by SageMaker)
   --instance-type TYPE    Default ${DEFAULT_INSTANCE_TYPE}
-  --instance-count N      Default 1
+  --instance-count N      Initial instances; default 1, or the plan's min_instances with --autoscaling
   --env KEY=VALUE         Container environment, repeatable (KOKORO_DTYPE=fp16, KOKORO_WORKERS=2, ...)
   --ami-version VERSION   InferenceAmiVersion; default ${GPU_AMI_VERSION} on GPU instances
                           (NVIDIA driver ${GPU_AMIS[GPU_AMI_VERSION].driver}, CUDA ${GPU_AMIS[GPU_AMI_VERSION].cuda}); "none" keeps SageMaker's default
   --startup-timeout S     Seconds for the container to answer /ping with 200 (default ${DEFAULT_STARTUP_TIMEOUT_S})
   --download-timeout S    Seconds for copying the model data (default ${DEFAULT_DOWNLOAD_TIMEOUT_S})
+  --autoscaling PLAN      Capacity plan from \`npm run plan\` (JSON). The container gets the plan's
+                          admission limits (an --env of the same name wins) and METRICS_EMF* settings;
+                          the fleet starts at min_instances and scales up to max_instances
+  --metrics-namespace NS  CloudWatch namespace of the server's EMF metrics, watched by NAME-ttfa-p95
+                          (default ${DEFAULT_METRICS_NAMESPACE}; only with --autoscaling)
+  --alarm-topic ARN       SNS topic NAME-ttfa-p95 notifies on alarm and on recovery (only with --autoscaling)
   --region REGION         Default $AWS_REGION, then $AWS_DEFAULT_REGION
-  --no-wait               Return once CreateEndpoint is accepted
-  --dry-run               Print every request as JSON; call nothing
+  --no-wait               Return once CreateEndpoint is accepted (not with --autoscaling)
+  --dry-run               Print every AWS call as one JSON line {"service","operation","input"}; call nothing
   -h, --help              Show this help
 `;
 }
@@ -480,8 +679,10 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WritableStream;
-  /** Makes the client; replaced by the tests. */
-  createClient?: (region: string | undefined) => SageMaker;
+  /** Makes the clients; replaced by the tests. */
+  createClients?: (region: string | undefined) => AwsClients;
+  /** Reads the plan file; replaced by the tests. */
+  readText?: (path: string) => string;
   run?: Omit<RunIo, 'log' | 'status'>;
 }
 
@@ -489,7 +690,7 @@ export interface CliIo {
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   let cli: ParsedCli;
   try {
-    cli = parseCli(argv, io.env);
+    cli = parseCli(argv, io.env, io.readText);
   } catch (error) {
     io.stderr.write(`deploy: ${(error as Error).message}\nRun with --help for usage.\n`);
     return 2;
@@ -499,21 +700,14 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     return 0;
   }
   if (cli.dryRun) {
-    for (const { operation, input } of plannedRequests(cli)) {
-      io.stdout.write(`# ${operation}\n${JSON.stringify(input, null, 2)}\n`);
-    }
-    if (cli.command === 'deploy' && cli.wait) {
-      io.stdout.write(`# then DescribeEndpoint every ${DEFAULT_POLL_MS / 1000} s until InService\n`);
-    }
+    for (const call of plannedRequests(cli)) io.stdout.write(`${apiCallLine(call)}\n`);
     return 0;
   }
-  if (cli.region === undefined && io.createClient === undefined) {
+  if (cli.region === undefined && io.createClients === undefined) {
     io.stderr.write('deploy: no region: pass --region or set AWS_REGION.\n');
     return 2;
   }
-  const client = io.createClient
-    ? io.createClient(cli.region)
-    : new SageMakerClient(cli.region === undefined ? {} : { region: cli.region });
+  const clients = (io.createClients ?? createAwsClients)(cli.region);
   let redrawn = false;
   const runIo: RunIo = {
     ...io.run,
@@ -532,8 +726,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       : {}),
   };
   try {
-    if (cli.command === 'deploy') await deploy(client, cli.options, runIo, cli.wait);
-    else await destroy(client, cli.name, runIo);
+    if (cli.command === 'deploy') await deploy(clients, cli.options, runIo, cli.wait);
+    else await destroy(clients, cli.name, runIo);
     return 0;
   } catch (error) {
     if (redrawn) io.stdout.write('\n');
