@@ -30,6 +30,11 @@ export interface EngineOptions extends PoolEvents {
   readonly device: Device;
   readonly workers: number;
   readonly intraOpThreads: number;
+  /**
+   * Threads of worker 0's solo session, which runs a sentence when the pool is otherwise idle (a
+   * lone request then uses every core); 0: none. Created on CPU only.
+   */
+  readonly soloThreads?: number;
   /** ONNX Runtime's thread spinning after each run (default off; see ort-session.ts). */
   readonly ortSpinning?: boolean;
   readonly maxQueuedJobs: number;
@@ -141,6 +146,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       modelFile: files.modelFile,
       device: options.device,
       intraOpThreads: options.intraOpThreads,
+      soloThreads: options.soloThreads ?? 0,
       allowSpinning: options.ortSpinning ?? false,
       logSeverity: options.logSeverity,
       warmupVoice,

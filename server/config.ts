@@ -25,6 +25,11 @@ export interface Config {
   readonly workers: number;
   /** ONNX Runtime intra-op threads per worker. */
   readonly intraOpThreads: number;
+  /**
+   * Threads of worker 0's solo session, which takes a sentence while every other worker is idle
+   * and nothing else waits, so a lone request uses every core (0: none; CPU only).
+   */
+  readonly soloThreads: number;
   /** ONNX Runtime's pool threads spin after each run (its default); off here, see the README. */
   readonly ortSpinning: boolean;
   /** Input lengths each worker warms before /ping says 200 (`auto`: a ladder on CUDA only). */
@@ -94,6 +99,7 @@ export function engineOptions(config: Config): EngineOptions {
     device: config.device,
     workers: config.workers,
     intraOpThreads: config.intraOpThreads,
+    soloThreads: config.soloThreads,
     ortSpinning: config.ortSpinning,
     warmupLengths: config.warmupLengths,
     maxQueuedJobs: config.maxQueuedJobs,
@@ -166,6 +172,15 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     problems.push(`KOKORO_WARMUP_LENGTHS=${JSON.stringify(env.KOKORO_WARMUP_LENGTHS)} ${warmup.problem}`);
   }
   const cores = availableParallelism();
+  const intraOpThreads = int('KOKORO_INTRA_OP_THREADS', Math.max(1, Math.floor(cores / workers)), 1, 256);
+  // auto: every core for a lone sentence, when the pool's own sessions each have fewer (several
+  // workers on CPU); on CUDA the one session already has the whole GPU.
+  const soloAuto =
+    env.KOKORO_DEVICE?.trim().toLowerCase() !== 'cuda' && workers > 1 && intraOpThreads < cores ? cores : 0;
+  const soloThreads =
+    (env.KOKORO_SOLO_THREADS ?? '').trim().toLowerCase() === 'auto'
+      ? soloAuto
+      : int('KOKORO_SOLO_THREADS', soloAuto, 0, 256);
   const dimensions = parseDimensions(env.METRICS_EMF_DIMENSIONS ?? 'Service=kokoro-tts');
   if ('problem' in dimensions) {
     problems.push(
@@ -186,7 +201,8 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     dtype: oneOf('KOKORO_DTYPE', 'fp32', Object.keys(DTYPE_FILES) as Dtype[]),
     device: oneOf<Device>('KOKORO_DEVICE', 'auto', ['auto', 'cuda', 'cpu']),
     workers,
-    intraOpThreads: int('KOKORO_INTRA_OP_THREADS', Math.max(1, Math.floor(cores / workers)), 1, 256),
+    intraOpThreads,
+    soloThreads,
     ortSpinning: bool('KOKORO_ORT_SPINNING'),
     warmupLengths: typeof warmup === 'object' && 'problem' in warmup ? 'auto' : warmup,
     encoderWorkers: int('ENCODER_WORKERS', 1, 1, 16),

@@ -29,6 +29,8 @@ const forward = (...args: unknown[]) =>
 console.log = console.info = console.warn = console.error = console.debug = forward;
 const voices = new VoiceStore();
 let session: KokoroSession;
+/** The solo session (all cores), when this worker has one. */
+let soloSession: KokoroSession | undefined;
 
 function post(message: FromWorker, transfer: ArrayBuffer[] = []): void {
   port!.postMessage(message, transfer);
@@ -85,8 +87,9 @@ async function runJob(job: SentenceJob): Promise<void> {
     run++;
     const ids = phonemesToIds(piece);
     const started = performance.now();
+    const runner = job.solo && soloSession ? soloSession : session;
     const { waveform, durations } = await native(() =>
-      session.run(padIds(ids), styleRow(table, ids.length), job.speed),
+      runner.run(padIds(ids), styleRow(table, ids.length), job.speed),
     );
     const inferenceMs = performance.now() - started;
     const words = timer && durations ? timer.piece(i, durations, waveform.length) : undefined;
@@ -120,11 +123,26 @@ async function start(): Promise<void> {
       onFallback: (reason) => (fallbackReason = reason),
     }),
   );
-  // Warm up: espeak's first calls are slow, and so is the first inference.
+  // The solo session exists only on CPU: on a GPU one session already has the whole device.
+  if (init.soloThreads > 0 && session.provider === 'cpu') {
+    soloSession = await native(() =>
+      KokoroSession.create(init.modelFile, {
+        device: 'cpu',
+        intraOpThreads: init.soloThreads,
+        allowSpinning: init.allowSpinning,
+        logSeverity: init.logSeverity,
+      }),
+    );
+  }
+  // Warm up: espeak's first calls are slow, and so is the first inference (of each session).
   await warmUpPhonemizer();
   const table = await voices.get(init.warmupVoice);
   const ids = phonemesToIds((await frontEnd('Hello there.', 'a'))[0] ?? 'h');
   await native(() => session.run(padIds(ids), styleRow(table, ids.length), 1));
+  if (soloSession) {
+    const solo = soloSession;
+    await native(() => solo.run(padIds(ids), styleRow(table, ids.length), 1));
+  }
   // The ladder: each length twice, so the log shows what the first call at a new shape costs.
   const ladder: WarmupStep[] = [];
   for (const tokens of warmupLengths(init.warmupLengths, session.provider)) {
@@ -142,6 +160,7 @@ async function start(): Promise<void> {
     contract: session.contract,
     warmupMs: performance.now() - t0,
     ladder,
+    solo: soloSession !== undefined,
     ...(fallbackReason ? { fallbackReason } : {}),
   });
 }

@@ -12,6 +12,12 @@ export interface WorkerInit {
   readonly modelFile: string;
   readonly device: Device;
   readonly intraOpThreads: number;
+  /**
+   * Threads of a second, "solo" session (0: none). A sentence the pool runs while every other
+   * worker is idle and nothing else waits uses it, so a lone request gets every core; on CUDA it is
+   * not created (one session already has the GPU).
+   */
+  readonly soloThreads: number;
   readonly allowSpinning: boolean;
   readonly logSeverity: 0 | 1 | 2 | 3 | 4;
   /** Voice used for the warm-up inference. */
@@ -34,6 +40,8 @@ export interface SentenceJob {
   readonly speed: number;
   /** Time the words (the model must have a durations output). */
   readonly timestamps?: boolean;
+  /** Run on the solo session (every core): the pool is otherwise idle. */
+  readonly solo?: boolean;
 }
 
 /**
@@ -61,6 +69,8 @@ export type FromWorker =
       readonly fallbackReason?: string;
       readonly warmupMs: number;
       readonly ladder: readonly WarmupStep[];
+      /** Whether the worker has a solo session. */
+      readonly solo: boolean;
     }
   | { readonly type: 'fatal'; readonly message: string }
   /** Something a library printed in the worker (espeak-ng does), for the server's log. */

@@ -53,6 +53,11 @@ export interface PoolEvents {
   onWorkerLog?(info: { index: number; message: string }): void;
   /** At close, a worker was still inside an inference call after the timeout: it is terminated. */
   onStopTimeout?(info: { index: number; timeoutMs: number }): void;
+  /**
+   * A worker took a sentence: `solo` when it runs on the solo session (every core, the pool
+   * otherwise idle); `ahead` when it was queued as look-ahead.
+   */
+  onDispatch?(info: { index: number; jobId: number; solo: boolean; ahead: boolean }): void;
 }
 
 /** Why a job failed; `kind` lets the caller map it to a client-facing error. */
@@ -96,6 +101,8 @@ interface Slot {
   /** The thread has ended. */
   exited: boolean;
   current: Pending | undefined;
+  /** The worker has a solo session (worker 0 on CPU, when solo threads are configured). */
+  solo: boolean;
 }
 
 /** How long `close` waits for a running inference call before terminating its worker. */
@@ -114,6 +121,8 @@ export class WorkerPool {
   #inferences = 0;
   #closed = false;
   #info: PoolInfo | undefined;
+  /** The sentence running on the solo session, if one is: look-ahead waits until it ends. */
+  #soloRunning: Pending | undefined;
 
   private constructor(init: WorkerInit, maxQueued: number, events: PoolEvents) {
     this.#init = init;
@@ -264,17 +273,20 @@ export class WorkerPool {
   }
 
   #spawn(index: number): Promise<PoolInfo> {
+    // Only worker 0 holds a solo session: one lone sentence at a time can use it, and each
+    // session of the real model costs about 325 MB (fp32).
     const worker = startWorker(import.meta.url, 'inference-worker', {
-      workerData: this.#init,
+      workerData: index === 0 ? this.#init : { ...this.#init, soloThreads: 0 },
       name: `kokoro-inference-${index}`,
     });
-    const slot: Slot = { worker, ready: false, exited: false, current: undefined };
+    const slot: Slot = { worker, ready: false, exited: false, current: undefined, solo: false };
     this.#slots[index] = slot;
     return new Promise<PoolInfo>((resolve, reject) => {
       worker.on('message', (message: FromWorker) => {
         switch (message.type) {
           case 'ready': {
             slot.ready = true;
+            slot.solo = message.solo;
             const info: PoolInfo = {
               provider: message.provider,
               contract: message.contract,
@@ -330,6 +342,7 @@ export class WorkerPool {
         break;
       case 'end':
         slot.current = undefined;
+        if (this.#soloRunning === current) this.#soloRunning = undefined;
         this.#inferences += message.pieces;
         if (!current.done) this.#completed++;
         this.#settle(current, undefined, { frontEndMs: message.frontEndMs, pieces: message.pieces });
@@ -337,6 +350,7 @@ export class WorkerPool {
         break;
       case 'error':
         slot.current = undefined;
+        if (this.#soloRunning === current) this.#soloRunning = undefined;
         this.#settle(current, new JobError('inference', message.message));
         this.#dispatch();
         break;
@@ -348,6 +362,7 @@ export class WorkerPool {
     slot.ready = false;
     if (slot.current)
       this.#settle(slot.current, new JobError('inference', `inference worker failed: ${reason}`));
+    if (this.#soloRunning === slot.current) this.#soloRunning = undefined;
     slot.current = undefined;
     if (this.#closed) return;
     this.#events.onWorkerExit?.({ index, reason });
@@ -367,15 +382,33 @@ export class WorkerPool {
     }, delay).unref();
   }
 
+  /**
+   * Starts waiting sentences on idle workers. A lone sentence (every worker idle, nothing else
+   * waiting) runs on worker 0's solo session, with every core: one request alone is not held to
+   * one core's speed. While it runs, look-ahead waits (it would only take cores from it), but
+   * another request's next-needed sentence starts at once on a free worker, as always.
+   */
   #dispatch(): void {
-    for (const slot of this.#slots) {
-      if (!slot || !slot.ready || slot.current) continue;
-      const next = this.#queue.shift() ?? this.#ahead.shift();
-      if (!next) return;
-      slot.current = next;
-      next.queueMs = performance.now() - next.queuedAt;
-      slot.worker.postMessage(next.job);
+    const first = this.#slots[0];
+    const idle = this.#slots.every((slot) => !slot?.current);
+    if (first?.ready && first.solo && idle && this.#queue.length + this.#ahead.length === 1) {
+      this.#start(first, 0, (this.#queue.shift() ?? this.#ahead.shift())!, true);
+      return;
     }
+    for (const [index, slot] of this.#slots.entries()) {
+      if (!slot || !slot.ready || slot.current) continue;
+      const next = this.#queue.shift() ?? (this.#soloRunning ? undefined : this.#ahead.shift());
+      if (!next) return;
+      this.#start(slot, index, next, false);
+    }
+  }
+
+  #start(slot: Slot, index: number, next: Pending, solo: boolean): void {
+    slot.current = next;
+    next.queueMs = performance.now() - next.queuedAt;
+    if (solo) this.#soloRunning = next;
+    slot.worker.postMessage(solo ? { ...next.job, solo: true } : next.job);
+    this.#events.onDispatch?.({ index, jobId: next.job.id, solo, ahead: next.ahead });
   }
 
   #cancel(pending: Pending): void {
