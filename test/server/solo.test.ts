@@ -31,8 +31,8 @@ interface Dispatch {
 
 async function soloEngine(soloThreads = 2): Promise<{ engine: Engine; log: Dispatch[] }> {
   const log: Dispatch[] = [];
-  let engine: Engine | undefined;
-  engine = await createEngine({
+  const holder: { engine?: Engine } = {};
+  const engine = await createEngine({
     modelDir: dir,
     dtype: 'fp32',
     device: 'cpu',
@@ -43,14 +43,15 @@ async function soloEngine(soloThreads = 2): Promise<{ engine: Engine; log: Dispa
     defaultVoice: 'af_heart',
     logSeverity: 3,
     firstChunkMinChars: 0,
-    onDispatch: (d) => log.push({ ...d, busy: engine!.load().busy }),
+    onDispatch: (d) => log.push({ ...d, busy: holder.engine!.load().busy }),
   });
+  holder.engine = engine;
   return { engine, log };
 }
 
 async function drain(chunks: AsyncIterable<unknown>): Promise<number> {
   let n = 0;
-  for await (const _ of chunks) n++;
+  for await (const chunk of chunks) if (chunk !== undefined) n++;
   return n;
 }
 
