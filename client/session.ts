@@ -25,7 +25,7 @@ export interface WebSocketLike {
   readonly readyState: number;
   send(data: string | Uint8Array): void;
   close(code?: number, reason?: string): void;
-  addEventListener(type: string, listener: (event: unknown) => void): void;
+  addEventListener(type: string, listener: (event: unknown) => void, options?: { once?: boolean }): void;
 }
 
 /** A WebSocket constructor: a browser's `WebSocket`, `ws`'s default export, or a wrapper of either. */
@@ -198,8 +198,8 @@ export class TtsSession {
         if (admissionMs <= 0) settle();
         else admission = setTimeout(() => settle(), admissionMs);
       });
-      // A message means the server took the session.
-      socket.addEventListener('message', () => settle());
+      // A message means the server took the session (once: not a call on every later frame).
+      socket.addEventListener('message', () => settle(), { once: true });
       socket.addEventListener('error', (event) => {
         const detail = (event as { message?: unknown }).message;
         // ws reports a refused upgrade as "Unexpected server response: 503"; a browser says nothing.

@@ -5,6 +5,7 @@
  * is its prose.
  */
 import type { AudioFormat } from './formats.ts';
+import { sseEvent } from './sse.ts';
 
 /** Model ids the speech route accepts; all of them run the one Kokoro model that is loaded. */
 export const OPENAI_MODELS = ['kokoro', 'tts-1', 'tts-1-hd', 'gpt-4o-mini-tts'] as const;
@@ -116,7 +117,7 @@ export interface SpeechSseData {
  * name, so that clients reading either find it.
  */
 export function formatSpeechEvent<N extends keyof SpeechSseData>(name: N, data: SpeechSseData[N]): string {
-  return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+  return sseEvent(name, data);
 }
 
 /** One voice of `GET /v1/audio/voices`. */

@@ -28,6 +28,11 @@ export interface SseEventData {
 export type SseEventName = keyof SseEventData;
 
 /** One event on the wire: `event: NAME`, one `data:` line of JSON, a blank line. */
-export function formatSseEvent<N extends SseEventName>(name: N, data: SseEventData[N]): string {
+export function sseEvent(name: string, data: unknown): string {
   return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/** An event of POST /invocations's stream. */
+export function formatSseEvent<N extends SseEventName>(name: N, data: SseEventData[N]): string {
+  return sseEvent(name, data);
 }

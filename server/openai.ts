@@ -22,7 +22,7 @@ import {
 } from '../protocol/openai.ts';
 import type { Config } from './config.ts';
 import { TtsError, toErrorBody } from './errors.ts';
-import { parseOptions, type SynthesisOptions } from './request.ts';
+import { describe, parseOptions, type SynthesisOptions } from './request.ts';
 
 /** A refusal that names the request field it is about (OpenAI's `param`). */
 export class ParamError extends TtsError {
@@ -45,13 +45,6 @@ export interface SpeechOptions {
   readonly streamFormat: OpenAiStreamFormat;
   /** The speed Kokoro runs at, after the clamp. */
   readonly speed: number;
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  return typeof value === 'object' ? 'an object' : String(value);
 }
 
 function invalid(param: string, message: string): never {
@@ -108,7 +101,7 @@ export function parseSpeechRequest(body: unknown, ctx: { config: Config; engine:
     throw new ParamError(
       'TTS_ERR_NOT_FOUND',
       'model',
-      `The model ${describe(fields.model)} does not exist here; this server serves ${OPENAI_MODELS.join(', ')} (all of them Kokoro-82M)`,
+      `The model ${JSON.stringify(fields.model.slice(0, 60))} does not exist here; this server serves ${OPENAI_MODELS.join(', ')} (all of them Kokoro-82M)`,
       'model_not_found',
     );
   }

@@ -53,7 +53,8 @@ export class PlainText {
   constructor(readonly text: string) {}
 }
 
-function describe(value: unknown): string {
+/** A value as an error message names it: `the string "…"`, `number 5`, `an array`. */
+export function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'string')

@@ -75,6 +75,15 @@ export function autoscalingNames(target: ScalingTarget): AutoscalingNames {
   };
 }
 
+/** The fields that name the variant's instance count to Application Auto Scaling. */
+function scalableOf(names: AutoscalingNames) {
+  return {
+    ServiceNamespace: SERVICE_NAMESPACE,
+    ResourceId: names.resourceId,
+    ScalableDimension: SCALABLE_DIMENSION,
+  } as const;
+}
+
 /** Stands for the step policy's ARN in `--dry-run`, where PutScalingPolicy has not answered. */
 export function stepPolicyArnPlaceholder(target: ScalingTarget): string {
   return `<PolicyARN of ${autoscalingNames(target).stepScaleInPolicy}>`;
@@ -151,11 +160,7 @@ export function autoscalingRequests(
 ): AutoscalingRequests {
   const { plan } = options;
   const names = autoscalingNames(target);
-  const scalable = {
-    ServiceNamespace: SERVICE_NAMESPACE,
-    ResourceId: names.resourceId,
-    ScalableDimension: SCALABLE_DIMENSION,
-  } as const;
+  const scalable = scalableOf(names);
   const topic = options.alarmTopic === undefined ? [] : [options.alarmTopic];
   return {
     scalableTarget: { ...scalable, MinCapacity: plan.min_instances, MaxCapacity: plan.max_instances },
@@ -231,11 +236,7 @@ export interface AutoscalingRemovalRequests {
 /** Undoes `autoscalingRequests`: the alarms first (the scale-in alarm points at the step policy). */
 export function autoscalingRemovalRequests(target: ScalingTarget): AutoscalingRemovalRequests {
   const names = autoscalingNames(target);
-  const scalable = {
-    ServiceNamespace: SERVICE_NAMESPACE,
-    ResourceId: names.resourceId,
-    ScalableDimension: SCALABLE_DIMENSION,
-  } as const;
+  const scalable = scalableOf(names);
   return {
     alarms: { AlarmNames: [names.scaleInAlarm, names.ttfaAlarm] },
     targetTrackingPolicy: { PolicyName: names.targetTrackingPolicy, ...scalable },

@@ -6,6 +6,7 @@
  * reasoning behind every formula and where it departs from the reference rule target = Q_max / surge.
  */
 import { UsageError } from './cli.ts';
+import type { ScalingPlan } from './deploy-plan.ts';
 import {
   METRIC_PERIOD_S,
   SCALE_OUT_DATAPOINTS,
@@ -124,25 +125,11 @@ export interface SurgeCheck {
   readonly by_instances: SurgeSize[];
 }
 
-/** The plan file. Field names are what the deploy tooling reads; do not rename them. */
-export interface Plan {
-  readonly version: 1;
-  readonly kind: 'plan';
-  readonly transport: Transport;
-  readonly slo_ms: number;
-  readonly q_max: number;
-  readonly t_total_s: number;
+/** The plan file: what the deploy tooling reads (ScalingPlan, its one definition), and more. */
+export interface Plan extends ScalingPlan {
   readonly surge: number;
   readonly peak: number;
   readonly trough: number;
-  readonly target_per_instance: number;
-  readonly scale_in_threshold: number;
-  readonly min_instances: number;
-  readonly max_instances: number;
-  readonly scale_out_cooldown_s: number;
-  readonly scale_in_cooldown_s: number;
-  readonly scale_in_period_s: number;
-  readonly scale_in_evaluation_periods: number;
   readonly admission: { MAX_SESSIONS: string; MAX_QUEUED_JOBS: string; MAX_HTTP_STREAMS: string };
   readonly surge_check: SurgeCheck;
   /** Beyond what deploy reads: the inputs and intermediate figures, for the simulator and for people. */

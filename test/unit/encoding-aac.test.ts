@@ -4,20 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AAC_SAMPLE_RATES, AacEncoder, FfmpegPool, ffmpegAvailable } from '../../model/audio/aac.ts';
+import { mulberry32 } from '../../scripts/lib/fleet-sim.ts';
 
 const haveFfmpeg = ffmpegAvailable() && spawnSync('ffprobe', ['-version']).status === 0;
 
-/** Deterministic PRNG so failures reproduce. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic PRNG so failures reproduce (the fleet simulator's mulberry32). */
+const prng = mulberry32;
 
 /** Tones that change every half second, so the encoder has real content to code. */
 function tones(seconds: number, rate: number): Int16Array {
