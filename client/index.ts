@@ -2,7 +2,7 @@
  * What client authors import (`kokoro-stream-server/client`): the WebSocket session client, the
  * streaming sentence chunker for LLM output, the wire contract (request options, control frames and
  * the rule that tells them from audio, formats, error codes), and the SSE reader. Nothing here loads
- * server code (Fastify, onnxruntime-node, worker threads, the phonemizer) or the AWS SDK, so it runs
+ * server code (Fastify, onnxruntime-node, worker threads, espeak-ng) or the AWS SDK, so it runs
  * in browsers as well as in Node. The SageMaker transports are a subpath of their own,
  * `kokoro-stream-server/client/sagemaker`.
  */

@@ -1,12 +1,14 @@
 /**
- * Text → phonemes with espeak-ng, through the `phonemizer` package (espeak-ng compiled to
- * WebAssembly: works offline, no system library). espeak drops punctuation, which Kokoro needs for
- * prosody, so punctuation runs are cut out first, kept verbatim, and the pieces glued back.
+ * Text → phonemes with espeak-ng (WebAssembly, see espeak.ts: works offline, no system library).
+ * espeak drops punctuation, which Kokoro needs for prosody, so punctuation runs are cut out first,
+ * kept verbatim, and the pieces glued back.
  *
- * Calls are synchronous WebAssembly underneath (tens of milliseconds each, the first one much
- * longer): this module is meant to run inside an inference worker, never on the server's main thread.
+ * Calls are synchronous WebAssembly (about a millisecond a sentence once warm, the first ones
+ * much longer): this module is meant to run inside an inference worker, never on the server's main
+ * thread.
  */
 import type { LanguageCode } from '../kokoro/constants.ts';
+import { loadEspeak, type Espeak } from './espeak.ts';
 
 /** Languages this front end can phonemize, with espeak-ng's voice for each. */
 export const ESPEAK_VOICES: Partial<Record<LanguageCode, string>> = {
@@ -24,28 +26,15 @@ const PUNCTUATION = ';:,.!?¡¿—…"«»“”()';
 const isPunctuation = (ch: string | undefined): boolean => ch !== undefined && PUNCTUATION.includes(ch);
 const isSpace = (ch: string | undefined): boolean => ch !== undefined && /\s/.test(ch);
 
-type Phonemize = (text: string, language: string) => Promise<string[]>;
-let phonemizeImpl: Phonemize | undefined;
+let espeak: Espeak | undefined;
 
-/**
- * Loads espeak-ng. The package installs process-wide `uncaughtException`/`unhandledRejection`
- * listeners that rethrow (an Emscripten default); they would turn any stray rejection into a crash,
- * so the listeners it added are removed again right after import.
- */
+/** Loads espeak-ng in this thread (once). */
 export async function loadPhonemizer(): Promise<void> {
-  if (phonemizeImpl) return;
-  const exceptions = new Set(process.listeners('uncaughtException'));
-  const rejections = new Set(process.listeners('unhandledRejection'));
-  const mod = (await import('phonemizer')) as { phonemize: Phonemize };
-  for (const l of process.listeners('uncaughtException'))
-    if (!exceptions.has(l)) process.off('uncaughtException', l);
-  for (const l of process.listeners('unhandledRejection'))
-    if (!rejections.has(l)) process.off('unhandledRejection', l);
-  phonemizeImpl = mod.phonemize;
+  espeak ??= await loadEspeak();
 }
 
 // Varied English, so the WebAssembly engine's hot paths are compiled before the first request:
-// cold, an unseen sentence takes 100–500 ms; after this, 10–20 ms.
+// cold, the first sentences take tens of milliseconds; after this, about one.
 const WARM_UP_TEXTS = [
   'The quick brown fox jumps over the lazy dog; meanwhile, twelve wizards quickly boxed five jugs of liquid.',
   'How much would it cost to fly from London to New York next Thursday at seven thirty in the morning?',
@@ -69,7 +58,7 @@ export async function warmUpPhonemizer(rounds = 3): Promise<void> {
  */
 export function adjustEspeakPhonemes(phonemes: string, lang: LanguageCode): string {
   let out = phonemes
-    .replace(/kəkˈoːɹoʊ/g, 'kˈoʊkəɹoʊ')
+    .replace(/kəkˈ[oɔ]ːɹoʊ/g, 'kˈoʊkəɹoʊ')
     .replace(/kəkˈɔːɹəʊ/g, 'kˈəʊkəɹəʊ')
     .replace(/ʲ/g, 'j')
     .replace(/r/g, 'ɹ')
@@ -116,33 +105,21 @@ export function splitOnPunctuation(text: string): { text: string; punctuation: b
 }
 
 /**
- * Phonemizes already-normalized text for a supported language.
- *
- * espeak-ng reloads its voice on every call (tens of milliseconds), so all word runs of the text
- * go into one call, separated by blank lines, which espeak answers with one output line each.
- * Should the line count ever not match, each run is phonemized on its own instead.
+ * Phonemizes already-normalized text for a supported language: each word run on its own (espeak
+ * keeps its voice loaded between calls), punctuation runs verbatim between them.
  */
 export async function phonemize(text: string, lang: LanguageCode): Promise<string> {
   const voice = ESPEAK_VOICES[lang];
   if (!voice) throw new Error(`No phonemizer for language '${lang}'`);
-  if (!phonemizeImpl) await loadPhonemizer();
-  const parts = splitOnPunctuation(text);
-  const words = parts.filter((p) => !p.punctuation && p.text.trim() !== '');
-  let lines =
-    words.length === 0 ? [] : await phonemizeImpl!(words.map((w) => w.text.trim()).join('\n\n'), voice);
-  if (lines.length !== words.length) {
-    lines = [];
-    for (const w of words) lines.push((await phonemizeImpl!(w.text, voice)).join(' '));
-  }
+  espeak ??= await loadEspeak();
   const pieces: string[] = [];
-  let next = 0;
-  for (const part of parts) {
+  for (const part of splitOnPunctuation(text)) {
     if (part.punctuation) pieces.push(part.text);
     else if (part.text.trim() !== '') {
       // Keep the spaces around a word run, so "a, b" stays two words in the phoneme string.
       const lead = /^\s/.test(part.text) ? ' ' : '';
       const trail = /\s$/.test(part.text) ? ' ' : '';
-      pieces.push(lead + lines[next++]! + trail);
+      pieces.push(lead + espeak.phonemes(part.text.trim(), voice) + trail);
     }
   }
   return adjustEspeakPhonemes(pieces.join('').replace(/ {2,}/g, ' '), lang);

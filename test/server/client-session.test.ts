@@ -589,7 +589,7 @@ describe('client module boundaries', () => {
     return graph;
   }
 
-  it('loads no server code: no Fastify, onnxruntime-node, worker threads, phonemizer or server/', () => {
+  it('loads no server code: no Fastify, onnxruntime-node, worker threads, espeak-ng or server/', () => {
     const graph = importGraph(fileURLToPath(new URL('../../client/index.ts', import.meta.url)));
     const root = fileURLToPath(new URL('../../', import.meta.url));
     const files = [...graph.keys()].map((f) => f.slice(root.length));
@@ -608,9 +608,9 @@ describe('client module boundaries', () => {
       ),
     ).toEqual([]);
     const bare = [...graph.values()].flat();
-    expect(bare.filter((s) => /fastify|onnxruntime|worker_threads|phonemizer|pino|aws-sdk/.test(s))).toEqual(
-      [],
-    );
+    expect(
+      bare.filter((s) => /fastify|onnxruntime|worker_threads|espeak|phonemizer|pino|aws-sdk/.test(s)),
+    ).toEqual([]);
     // Browser-safe: no Node built-in module is imported (the `ws` fallback is loaded only in Node).
     expect(bare.filter((s) => s.startsWith('node:'))).toEqual([]);
   });

@@ -185,9 +185,9 @@ describe('npm start', () => {
     const packages = new Set(
       loaded.flatMap((f) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(f)?.[1] ?? []),
     );
-    // The inference worker (onnxruntime-node, the phonemizer) and the encoder worker were recorded.
+    // The inference worker (onnxruntime-node, espeak-ng) and the encoder worker were recorded.
     expect(packages).toContain('onnxruntime-node');
-    expect(packages).toContain('phonemizer');
+    expect(packages).toContain('@echogarden/espeak-ng-emscripten');
     expect(packages).toContain('wasm-media-encoders');
     // kokoro-js is there for its voice files only; its JavaScript and its dependencies are never loaded.
     const unused = [...packages].filter((p) =>

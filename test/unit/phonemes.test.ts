@@ -24,6 +24,7 @@ describe('splitOnPunctuation', () => {
 describe('adjustEspeakPhonemes', () => {
   const cases = new Map<[string, 'a' | 'b'], string>([
     [['kəkˈoːɹoʊ', 'a'], 'kˈoʊkəɹoʊ'],
+    [['kəkˈɔːɹoʊ', 'a'], 'kˈoʊkəɹoʊ'],
     [['kəkˈɔːɹəʊ', 'b'], 'kˈəʊkəɹəʊ'],
     [['rˈɛd', 'a'], 'ɹˈɛd'],
     [['lˈɒx', 'b'], 'lˈɒk'],

@@ -1,0 +1,82 @@
+/**
+ * espeak-ng compiled to WebAssembly (`@echogarden/espeak-ng-emscripten`: every language's
+ * dictionary, no system library), called through espeak_TextToPhonemes, the same entry point
+ * Kokoro's own front end (misaki, through Python's phonemizer) uses. One instance lives per thread
+ * and is loaded on first use. The calls are synchronous WebAssembly (about a millisecond a
+ * sentence once warm): this module belongs in an inference worker, never on the server's main
+ * thread.
+ *
+ * Why this build and not the `phonemizer` package kokoro-js uses: that one has English
+ * dictionaries only and gets IPA by running espeak's synthesizer into a file (about 11 ms a
+ * sentence, against 0.8 here); the `espeak-ng` package runs the command line, one new
+ * WebAssembly instance a call (about 160 ms). docs/languages.md has the figures.
+ */
+
+/** The slice of the Emscripten module and its espeak wrapper that is used here. */
+interface EspeakModule {
+  readonly HEAPU8: Uint8Array;
+  eSpeakNGWorker: new () => EspeakWorker;
+}
+interface EspeakWorker {
+  /** espeak_SetVoiceByName: 0 when the voice exists. */
+  set_voice(name: string): number;
+  /** espeak_TextToPhonemes over every clause; a pointer to a NUL-terminated UTF-8 string. */
+  text_to_phonemes(text: string, mode: number): { ptr: number };
+}
+
+/** espeak_TextToPhonemes's mode: IPA (the wrapper separates phonemes with `_`). */
+const IPA = 1;
+
+export class EspeakError extends Error {
+  override name = 'EspeakError';
+}
+
+let loading: Promise<Espeak> | undefined;
+
+/** This thread's espeak-ng, loaded once (its data file is 24 MB: about 0.4 s). */
+export function loadEspeak(): Promise<Espeak> {
+  loading ??= (async () => {
+    // The package is untyped JavaScript (an Emscripten module factory); a variable specifier keeps
+    // the compiler from looking for its types.
+    const name = '@echogarden/espeak-ng-emscripten';
+    const mod = (await import(name)) as { default: () => Promise<EspeakModule> };
+    const module = await mod.default();
+    return new Espeak(module, new module.eSpeakNGWorker());
+  })();
+  loading.catch(() => (loading = undefined));
+  return loading;
+}
+
+export class Espeak {
+  readonly #module: EspeakModule;
+  readonly #worker: EspeakWorker;
+  readonly #decoder = new TextDecoder();
+  #voice = '';
+
+  constructor(module: EspeakModule, worker: EspeakWorker) {
+    this.#module = module;
+    this.#worker = worker;
+  }
+
+  /**
+   * IPA for text without clause punctuation (the caller keeps punctuation aside), with stress
+   * marks. Clause breaks espeak finds anyway (a line break) become spaces, and its
+   * language-switch flags (`(en)` around a foreign word) are removed, as misaki removes them.
+   */
+  phonemes(text: string, voice: string): string {
+    if (voice !== this.#voice) {
+      if (this.#worker.set_voice(voice) !== 0) throw new EspeakError(`espeak-ng has no voice '${voice}'`);
+      this.#voice = voice;
+    }
+    const { ptr } = this.#worker.text_to_phonemes(text, IPA);
+    const heap = this.#module.HEAPU8;
+    const end = heap.indexOf(0, ptr);
+    return this.#decoder
+      .decode(heap.subarray(ptr, end < 0 ? ptr : end))
+      .replace(/_/g, '')
+      .replace(/\([a-z-]+\)/gi, '')
+      .replace(/\s*\|\s*/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim();
+  }
+}
