@@ -5,7 +5,9 @@
 #     the TensorRT provider library, which needs TensorRT (not in the image; only CUDA is used);
 #   - kokoro-js's runtime dependencies: only its voices/ folder is used (model/voices.ts resolves
 #     the package to find it), its JavaScript is never imported, so @huggingface/transformers,
-#     onnxruntime-web, sharp and sharp's @img binaries are dead weight (about 160 MB).
+#     onnxruntime-web, sharp and sharp's @img binaries are dead weight (about 160 MB), and so is
+#     the phonemizer package it uses (our espeak-ng is @echogarden/espeak-ng-emscripten);
+#   - jieba-wasm's builds for bundlers, Deno and browsers (only its Node.js build is loaded).
 #
 #   prune-modules.sh NODE_MODULES_DIR
 set -eu
@@ -34,7 +36,8 @@ done
 rm -f "$ort/$platform/$arch/libonnxruntime_providers_tensorrt.so"
 
 rm -rf "$modules/@huggingface/transformers" "$modules/@huggingface/jinja" \
-  "$modules/onnxruntime-web" "$modules/sharp" "$modules/@img"
+  "$modules/onnxruntime-web" "$modules/sharp" "$modules/@img" "$modules/phonemizer"
+rm -rf "$modules/jieba-wasm/pkg/bundler" "$modules/jieba-wasm/pkg/deno" "$modules/jieba-wasm/pkg/web"
 rmdir "$modules/@huggingface" 2>/dev/null || true
 
 [ -d "$modules/kokoro-js/voices" ] || {

@@ -5,7 +5,7 @@
  * [encoder] → bytes. The server imports nothing else from model/: what it needs of the model's
  * vocabulary (dtypes, devices, voice errors, the warm-up setting) is re-exported at the end.
  */
-import type { Dtype } from './kokoro/constants.ts';
+import { LANGUAGES, LANGUAGE_TAGS, type Dtype, type LanguageCode } from './kokoro/constants.ts';
 import { locateModel, type ModelFiles } from './kokoro/model-dir.ts';
 import type { Device, ModelContract, Provider } from './inference/ort-session.ts';
 import { isSupportedLanguage } from './text/phonemes.ts';
@@ -35,6 +35,11 @@ export interface EngineOptions extends PoolEvents {
    * lone request then uses every core); 0: none. Created on CPU only.
    */
   readonly soloThreads?: number;
+  /**
+   * A lone sentence goes to the solo session only if one pool session would take at least this
+   * many milliseconds over it (estimated from the warm-up and the sentences run since); default 0.
+   */
+  readonly soloMinMs?: number;
   /** ONNX Runtime's thread spinning after each run (default off; see ort-session.ts). */
   readonly ortSpinning?: boolean;
   readonly maxQueuedJobs: number;
@@ -43,6 +48,11 @@ export interface EngineOptions extends PoolEvents {
   readonly logSeverity: 0 | 1 | 2 | 3 | 4;
   /** Input lengths warmed before the engine is ready; `auto` (the default): a ladder on CUDA only. */
   readonly warmupLengths?: WarmupSetting;
+  /**
+   * Languages whose text front end every worker loads and warms before the engine is ready
+   * (default: English); any other language loads in a worker at its first sentence there.
+   */
+  readonly warmLanguages?: readonly LanguageCode[];
   /** Encoder worker threads (MP3, Opus, FLAC, μ-law, AAC, resampling). */
   readonly encoderWorkers?: number;
   /** The ffmpeg binary for AAC; AAC is offered only when it runs. */
@@ -92,6 +102,8 @@ export interface EngineInfo {
   /** The warm-up ladder: per input length, the first and a repeated inference (see warmup.ts). */
   readonly warmupLadder: readonly WarmupStep[];
   readonly voices: number;
+  /** The languages this server phonemizes: Kokoro's letter, BCP 47 tag and name. */
+  readonly languages: readonly { readonly code: LanguageCode; readonly tag: string; readonly name: string }[];
   /** Output formats available on this machine (AAC needs ffmpeg). */
   readonly formats: readonly AudioFormat[];
   /** What the loaded export can do beyond audio: word timestamps need its durations output. */
@@ -151,11 +163,13 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       logSeverity: options.logSeverity,
       warmupVoice,
       warmupLengths: options.warmupLengths ?? 'auto',
+      warmLanguages: options.warmLanguages ?? ['a', 'b'],
       ...(options.faultInjection ? { faultInjection: true } : {}),
     },
     options.workers,
     options.maxQueuedJobs,
     options,
+    options.soloMinMs ?? 0,
   );
   let encoders: EncoderPool;
   try {
@@ -184,6 +198,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     warmupMs: poolInfo.warmupMs,
     warmupLadder: poolInfo.ladder,
     voices: voices.ids.length,
+    languages: voices.languages.map((code) => ({ code, tag: LANGUAGE_TAGS[code], name: LANGUAGES[code] })),
     formats,
     capabilities: { timestamps: poolInfo.contract.durations !== undefined },
   };
@@ -362,7 +377,8 @@ async function* sentencesOf(
 export type { AudioChunk, OutputFormat, RunFigures, SynthesisRun } from './synthesis-run.ts';
 export type { WordTiming } from './text/alignment.ts';
 export { SynthesisError } from './synthesis-run.ts';
-export { DTYPE_FILES, type Dtype } from './kokoro/constants.ts';
+export { DTYPE_FILES, type Dtype, type LanguageCode, parseLanguage } from './kokoro/constants.ts';
+export { isSupportedLanguage } from './text/phonemes.ts';
 export { ModelDirError, locateModel } from './kokoro/model-dir.ts';
 export { VoiceSpecError, type ResolvedVoice, type VoiceFacts } from './kokoro/voices.ts';
 export { IncrementalSentenceChunker } from './text/sentences.ts';

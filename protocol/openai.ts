@@ -79,6 +79,8 @@ export interface SpeechRequest {
   readonly stream_format?: OpenAiStreamFormat;
   /** Accepted and ignored: Kokoro takes no style instructions. */
   readonly instructions?: string;
+  /** Not OpenAI's: the language to read the input in, as `lang` of the native routes (Kokoro-FastAPI's name). */
+  readonly lang_code?: string;
 }
 
 /**

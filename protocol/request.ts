@@ -18,6 +18,12 @@ export interface SynthesisOptions {
   readonly voice?: string;
   /** 0.5 to 2.0; 1.0 by default. */
   readonly speed?: number;
+  /**
+   * The language to read the text in: Kokoro's letter (`a b e f h i j p z`), a BCP 47 tag as
+   * `/ping` lists (`es`, `fr-FR`, `pt-BR`…) or Kokoro's own names (`en-us`, `fr-fr`). By default the
+   * voice's language (its first letter).
+   */
+  readonly lang?: string;
   /** `pcm` by default on the WebSocket route, `wav` on POST. */
   readonly format?: AudioFormat;
   /** The format's default (24000; 8000 for `mulaw`) when absent. */

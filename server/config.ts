@@ -5,7 +5,10 @@
 import { availableParallelism } from 'node:os';
 import {
   DTYPE_FILES,
+  isSupportedLanguage,
+  parseLanguage,
   parseWarmupSetting,
+  type LanguageCode,
   type Device,
   type Dtype,
   type EngineOptions,
@@ -30,10 +33,14 @@ export interface Config {
    * and nothing else waits, so a lone request uses every core (0: none; CPU only).
    */
   readonly soloThreads: number;
+  /** A lone sentence uses the solo session only if one pool session would take at least this long (ms). */
+  readonly soloMinMs: number;
   /** ONNX Runtime's pool threads spin after each run (its default); off here, see the README. */
   readonly ortSpinning: boolean;
   /** Input lengths each worker warms before /ping says 200 (`auto`: a ladder on CUDA only). */
   readonly warmupLengths: WarmupSetting;
+  /** Languages every worker loads and warms before /ping says 200; the others load at first use. */
+  readonly warmLanguages: readonly LanguageCode[];
   /** Encoder worker threads (compressed formats and resampling). */
   readonly encoderWorkers: number;
   /** The ffmpeg binary, used for AAC only; AAC is offered when it runs. */
@@ -100,8 +107,10 @@ export function engineOptions(config: Config): EngineOptions {
     workers: config.workers,
     intraOpThreads: config.intraOpThreads,
     soloThreads: config.soloThreads,
+    soloMinMs: config.soloMinMs,
     ortSpinning: config.ortSpinning,
     warmupLengths: config.warmupLengths,
+    warmLanguages: config.warmLanguages,
     maxQueuedJobs: config.maxQueuedJobs,
     defaultVoice: config.defaultVoice,
     logSeverity: ortSeverity(config.logLevel),
@@ -181,6 +190,7 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     (env.KOKORO_SOLO_THREADS ?? '').trim().toLowerCase() === 'auto'
       ? soloAuto
       : int('KOKORO_SOLO_THREADS', soloAuto, 0, 256);
+  const warmLanguages = parseWarmLanguages(env.KOKORO_WARM_LANGUAGES, problems);
   const dimensions = parseDimensions(env.METRICS_EMF_DIMENSIONS ?? 'Service=kokoro-tts');
   if ('problem' in dimensions) {
     problems.push(
@@ -203,8 +213,10 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     workers,
     intraOpThreads,
     soloThreads,
+    soloMinMs: int('KOKORO_SOLO_MIN_MS', 50, 0, 600_000),
     ortSpinning: bool('KOKORO_ORT_SPINNING'),
     warmupLengths: typeof warmup === 'object' && 'problem' in warmup ? 'auto' : warmup,
+    warmLanguages,
     encoderWorkers: int('ENCODER_WORKERS', 1, 1, 16),
     ffmpegPath: env.FFMPEG_PATH?.trim() || 'ffmpeg',
     defaultVoice: env.KOKORO_DEFAULT_VOICE?.trim() || 'af_heart',
@@ -243,4 +255,28 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
 
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+/**
+ * KOKORO_WARM_LANGUAGES: languages to load and warm before /ping says 200, as a comma-separated
+ * list of Kokoro's letters or tags (`a,b,e`, `en-US,es,fr-FR`) or `all`; English (`a,b`) by default.
+ */
+function parseWarmLanguages(raw: string | undefined, problems: string[]): LanguageCode[] {
+  const value = (raw ?? '').trim();
+  if (value === '') return ['a', 'b'];
+  const all = (['a', 'b', 'e', 'f', 'h', 'i', 'j', 'p', 'z'] as const).filter((l) => isSupportedLanguage(l));
+  if (value.toLowerCase() === 'all') return all;
+  const langs: LanguageCode[] = [];
+  for (const name of value
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean)) {
+    const lang = parseLanguage(name);
+    if (lang === undefined || !isSupportedLanguage(lang)) {
+      problems.push(
+        `KOKORO_WARM_LANGUAGES names ${JSON.stringify(name)}, which is not a language this server phonemizes; use \`all\` or some of: ${all.join(', ')}`,
+      );
+    } else if (!langs.includes(lang)) langs.push(lang);
+  }
+  return langs;
 }

@@ -159,6 +159,11 @@ async function main(): Promise<void> {
       onStopTimeout: ({ index, timeoutMs }) =>
         log.error({ worker: index, timeoutMs }, 'an inference call outlived the shutdown; ending its thread'),
       onWorkerLog: ({ index, message }) => log.debug({ worker: index, message }, 'inference worker output'),
+      onUnknownPhonemes: ({ index, lang, symbols }) => {
+        const count = Object.values(symbols).reduce((a, b) => a + b, 0);
+        lifecycle.metrics.unknownPhonemes.inc({ language: lang }, count);
+        log.warn({ worker: index, lang, symbols }, 'phonemes outside Kokoro’s vocabulary were dropped');
+      },
       onWorkerReady: ({ index, warmupMs }) =>
         log.debug({ worker: index, warmupMs }, 'inference worker ready'),
     });

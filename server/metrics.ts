@@ -41,6 +41,12 @@ export class Metrics {
     labelNames: ['route'] as const,
     registers: [this.registry],
   });
+  readonly unknownPhonemes = new Counter({
+    name: 'tts_unknown_phonemes_total',
+    help: "Phoneme symbols outside Kokoro's vocabulary, dropped before inference, by language",
+    labelNames: ['language'] as const,
+    registers: [this.registry],
+  });
   readonly errors = new Counter({
     name: 'tts_errors_total',
     help: 'Errors answered to clients, by code',

@@ -64,14 +64,21 @@ export function clampSpeed(speed: number, wholeNumbers: boolean): number {
 function paramOf(err: TtsError): string | null {
   switch (err.name) {
     case 'TTS_ERR_VOICE_NOT_FOUND':
-    case 'TTS_ERR_LANGUAGE_UNSUPPORTED':
       return 'voice';
+    case 'TTS_ERR_LANGUAGE_UNSUPPORTED':
+      return /^(Unknown lang|lang )/.test(err.message) ? 'lang_code' : 'voice';
     case 'TTS_ERR_EMPTY_TEXT':
     case 'TTS_ERR_TEXT_TOO_LONG':
       return 'input';
     case 'TTS_ERR_INVALID_OPTION': {
       const field = /^(\w+) /.exec(err.message)?.[1];
-      return field === 'text' ? 'input' : field === 'format' ? 'response_format' : (field ?? null);
+      return field === 'text'
+        ? 'input'
+        : field === 'format'
+          ? 'response_format'
+          : field === 'lang'
+            ? 'lang_code'
+            : (field ?? null);
     }
     default:
       return null;
@@ -163,7 +170,13 @@ export function parseSpeechRequest(body: unknown, ctx: { config: Config; engine:
   let options: SynthesisOptions;
   try {
     options = parseOptions(
-      { text: fields.input, voice, speed, format },
+      {
+        text: fields.input,
+        voice,
+        speed,
+        format,
+        ...(fields.lang_code !== undefined ? { lang: fields.lang_code } : {}),
+      },
       { route: 'http', config: ctx.config, engine: ctx.engine },
     );
   } catch (err) {

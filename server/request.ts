@@ -127,9 +127,11 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
   const voiceSpec = body.voice === undefined ? config.defaultVoice : body.voice;
   if (typeof voiceSpec !== 'string')
     invalid(`voice should be a string such as "af_heart" or "af_bella+af_sky"; got ${describe(voiceSpec)}`);
+  if (body.lang !== undefined && typeof body.lang !== 'string')
+    invalid(`lang should be a string such as "es" or "fr-FR"; got ${describe(body.lang)}`);
   let voice: ResolvedVoice;
   try {
-    voice = engine.voices.resolve(voiceSpec);
+    voice = engine.voices.resolve(voiceSpec, body.lang);
   } catch (err) {
     if (!(err instanceof VoiceSpecError)) throw err;
     if (err.kind === 'unknown') throw ttsError('TTS_ERR_VOICE_NOT_FOUND', err.message);

@@ -28,6 +28,7 @@ const FLOOD_FACTOR = 4;
 const UTTERANCE_OPTIONS = [
   'voice',
   'speed',
+  'lang',
   'format',
   'sample_rate',
   'request_timestamp',

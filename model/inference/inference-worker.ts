@@ -5,10 +5,10 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { floatToPcm16 } from '../audio/pcm.ts';
-import { normalizeText } from '../text/normalize.ts';
+import { normalizeFor } from '../text/normalize-intl.ts';
 import { KokoroSession } from './ort-session.ts';
 import { phonemize, warmUpPhonemizer } from '../text/phonemes.ts';
-import { keepKnownPhonemes, padIds, phonemesToIds, splitPhonemes } from '../text/tokens.ts';
+import { filterToVocab, padIds, phonemesToIds, splitPhonemes } from '../text/tokens.ts';
 import { VoiceStore, styleRow } from '../kokoro/voices.ts';
 import type { FromWorker, SentenceJob, ToWorker, WorkerInit } from './messages.ts';
 import type { LanguageCode } from '../kokoro/constants.ts';
@@ -59,13 +59,12 @@ async function native<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The normalization rules a language uses (English's; British for `b`). */
-const englishOf = (lang: LanguageCode): 'a' | 'b' => (lang === 'b' ? 'b' : 'a');
-
 /** Phonemes for one sentence, filtered to the vocabulary and split into inference-sized pieces. */
 async function frontEnd(text: string, lang: LanguageCode): Promise<string[]> {
-  const normalized = normalizeText(text, englishOf(lang));
-  return splitPhonemes(keepKnownPhonemes(await phonemize(normalized, lang)));
+  const normalized = normalizeFor(text, lang);
+  const { kept, unknown } = filterToVocab(await phonemize(normalized, lang));
+  if (Object.keys(unknown).length > 0) post({ type: 'unknown-phonemes', lang, symbols: unknown });
+  return splitPhonemes(kept);
 }
 
 async function runJob(job: SentenceJob): Promise<void> {
@@ -77,7 +76,7 @@ async function runJob(job: SentenceJob): Promise<void> {
   const t0 = performance.now();
   const pieces = await frontEnd(job.text, job.lang);
   const timer = job.timestamps
-    ? new WordTimer(planWords(job.text, (word) => normalizeText(word, englishOf(job.lang)), pieces))
+    ? new WordTimer(planWords(job.text, (word) => normalizeFor(word, job.lang), pieces))
     : undefined;
   const frontEndMs = performance.now() - t0;
   const table = await voices.get(job.voice);
@@ -139,10 +138,15 @@ async function start(): Promise<void> {
     );
   }
   // Warm up: espeak's first calls are slow, and so is the first inference (of each session).
-  await warmUpPhonemizer();
+  await warmUpPhonemizer(init.warmLanguages);
   const table = await voices.get(init.warmupVoice);
-  const ids = phonemesToIds((await frontEnd('Hello there.', 'a'))[0] ?? 'h');
+  const warmupText = 'Hello there.';
+  const ids = phonemesToIds((await frontEnd(warmupText, 'a'))[0] ?? 'h');
   await native(() => session.run(padIds(ids), styleRow(table, ids.length), 1));
+  // Once more, warm, to tell the pool what a sentence costs this model on one pool session.
+  const timed = performance.now();
+  await native(() => session.run(padIds(ids), styleRow(table, ids.length), 1));
+  const msPerChar = (performance.now() - timed) / warmupText.length;
   if (soloSession) {
     const solo = soloSession;
     await native(() => solo.run(padIds(ids), styleRow(table, ids.length), 1));
@@ -165,6 +169,7 @@ async function start(): Promise<void> {
     warmupMs: performance.now() - t0,
     ladder,
     solo: soloSession !== undefined,
+    msPerChar,
     ...(fallbackReason ? { fallbackReason } : {}),
   });
 }

@@ -24,6 +24,8 @@ export interface WorkerInit {
   readonly warmupVoice: ResolvedVoice;
   /** The ladder of input lengths to warm before the worker is ready (see warmup.ts). */
   readonly warmupLengths: WarmupSetting;
+  /** Languages whose text front end is loaded and warmed before the worker is ready; the others load at first use. */
+  readonly warmLanguages: readonly LanguageCode[];
   /**
    * Tests only: a sentence containing `__crash_worker__` ends the worker thread, one containing
    * `__fail_inference__` fails its inference. Never set in production.
@@ -71,10 +73,18 @@ export type FromWorker =
       readonly ladder: readonly WarmupStep[];
       /** Whether the worker has a solo session. */
       readonly solo: boolean;
+      /** The warm-up sentence's inference time on the pool session, per character of its text. */
+      readonly msPerChar: number;
     }
   | { readonly type: 'fatal'; readonly message: string }
   /** Something a library printed in the worker (espeak-ng does), for the server's log. */
   | { readonly type: 'log'; readonly message: string }
+  /** Symbols a sentence's phonemes had that Kokoro's vocabulary lacks (dropped), with counts. */
+  | {
+      readonly type: 'unknown-phonemes';
+      readonly lang: LanguageCode;
+      readonly symbols: Readonly<Record<string, number>>;
+    }
   | {
       readonly type: 'chunk';
       readonly id: number;

@@ -51,6 +51,12 @@ export interface PoolEvents {
   onWorkerReady?(info: { index: number; warmupMs: number }): void;
   /** A library in a worker printed something (espeak-ng's warnings, say). */
   onWorkerLog?(info: { index: number; message: string }): void;
+  /** A sentence's phonemes had symbols Kokoro's vocabulary lacks: dropped, counted here. */
+  onUnknownPhonemes?(info: {
+    index: number;
+    lang: LanguageCode;
+    symbols: Readonly<Record<string, number>>;
+  }): void;
   /** At close, a worker was still inside an inference call after the timeout: it is terminated. */
   onStopTimeout?(info: { index: number; timeoutMs: number }): void;
   /**
@@ -84,6 +90,10 @@ interface Pending {
   ahead: boolean;
   /** When it was queued (performance.now()). */
   readonly queuedAt: number;
+  /** Inference time of its pieces so far. */
+  inferenceMs: number;
+  /** Runs on the solo session. */
+  solo: boolean;
   /** How long it waited for a worker: set when a worker takes it, reported with its first piece. */
   queueMs: number | undefined;
 }
@@ -123,6 +133,13 @@ export class WorkerPool {
   #info: PoolInfo | undefined;
   /** The sentence running on the solo session, if one is: look-ahead waits until it ends. */
   #soloRunning: Pending | undefined;
+  /** A lone sentence goes to the solo session only if one pool session would take this long. */
+  #soloMinMs = 0;
+  /**
+   * Inference time per character of text on one pool session: measured by each worker at warm-up,
+   * then followed (a moving average) over the sentences the pool sessions run.
+   */
+  #msPerChar: number | undefined;
 
   private constructor(init: WorkerInit, maxQueued: number, events: PoolEvents) {
     this.#init = init;
@@ -136,8 +153,10 @@ export class WorkerPool {
     size: number,
     maxQueued: number,
     events: PoolEvents = {},
+    soloMinMs = 0,
   ): Promise<WorkerPool> {
     const pool = new WorkerPool(init, maxQueued, events);
+    pool.#soloMinMs = soloMinMs;
     // Every worker is let finish loading (or fail) before any is stopped: a thread ended while
     // ONNX Runtime creates its session aborts the process.
     const started = await Promise.allSettled(Array.from({ length: size }, (_, i) => pool.#spawn(i)));
@@ -220,6 +239,8 @@ export class WorkerPool {
         done: false,
         ahead: options.ahead === true,
         queuedAt: performance.now(),
+        inferenceMs: 0,
+        solo: false,
         queueMs: undefined,
       };
       pending = p;
@@ -287,6 +308,7 @@ export class WorkerPool {
           case 'ready': {
             slot.ready = true;
             slot.solo = message.solo;
+            this.#msPerChar ??= message.msPerChar;
             const info: PoolInfo = {
               provider: message.provider,
               contract: message.contract,
@@ -302,6 +324,9 @@ export class WorkerPool {
           }
           case 'log':
             this.#events.onWorkerLog?.({ index, message: message.message });
+            break;
+          case 'unknown-phonemes':
+            this.#events.onUnknownPhonemes?.({ index, lang: message.lang, symbols: message.symbols });
             break;
           case 'fatal':
             reject(new Error(message.message));
@@ -323,11 +348,15 @@ export class WorkerPool {
     });
   }
 
-  #onJobMessage(slot: Slot, message: Exclude<FromWorker, { type: 'ready' | 'fatal' | 'log' }>): void {
+  #onJobMessage(
+    slot: Slot,
+    message: Exclude<FromWorker, { type: 'ready' | 'fatal' | 'log' | 'unknown-phonemes' }>,
+  ): void {
     const current = slot.current;
     if (!current || current.job.id !== message.id) return; // an abandoned (cancelled) job's tail
     switch (message.type) {
       case 'chunk':
+        current.inferenceMs += message.inferenceMs;
         if (current.done) break;
         current.onPiece({
           samples: message.samples,
@@ -343,6 +372,10 @@ export class WorkerPool {
       case 'end':
         slot.current = undefined;
         if (this.#soloRunning === current) this.#soloRunning = undefined;
+        if (!current.solo && message.pieces > 0 && current.job.text.length > 0) {
+          const observed = current.inferenceMs / current.job.text.length;
+          this.#msPerChar = this.#msPerChar === undefined ? observed : 0.8 * this.#msPerChar + 0.2 * observed;
+        }
         this.#inferences += message.pieces;
         if (!current.done) this.#completed++;
         this.#settle(current, undefined, { frontEndMs: message.frontEndMs, pieces: message.pieces });
@@ -384,14 +417,24 @@ export class WorkerPool {
 
   /**
    * Starts waiting sentences on idle workers. A lone sentence (every worker idle, nothing else
-   * waiting) runs on worker 0's solo session, with every core: one request alone is not held to
-   * one core's speed. While it runs, look-ahead waits (it would only take cores from it), but
-   * another request's next-needed sentence starts at once on a free worker, as always.
+   * waiting) runs on worker 0's solo session, with every core, when one pool session would take at
+   * least `soloMinMs` over it: one request alone is not held to one core's speed. A cheaper
+   * sentence stays on a pool session, where waking every core's threads costs more than they win
+   * (`npm run bench:solo`). While a solo run lasts, look-ahead waits (it would only take cores
+   * from it), but another request's next-needed sentence starts at once on a free worker.
    */
   #dispatch(): void {
     const first = this.#slots[0];
     const idle = this.#slots.every((slot) => !slot?.current);
-    if (first?.ready && first.solo && idle && this.#queue.length + this.#ahead.length === 1) {
+    const lone = this.#queue[0] ?? this.#ahead[0];
+    if (
+      first?.ready &&
+      first.solo &&
+      idle &&
+      lone &&
+      this.#queue.length + this.#ahead.length === 1 &&
+      (this.#msPerChar ?? Infinity) * lone.job.text.length >= this.#soloMinMs
+    ) {
       this.#start(first, 0, (this.#queue.shift() ?? this.#ahead.shift())!, true);
       return;
     }
@@ -406,6 +449,7 @@ export class WorkerPool {
   #start(slot: Slot, index: number, next: Pending, solo: boolean): void {
     slot.current = next;
     next.queueMs = performance.now() - next.queuedAt;
+    next.solo = solo;
     if (solo) this.#soloRunning = next;
     slot.worker.postMessage(solo ? { ...next.job, solo: true } : next.job);
     this.#events.onDispatch?.({ index, jobId: next.job.id, solo, ahead: next.ahead });

@@ -54,6 +54,29 @@ export const LANGUAGE_TAGS = {
   z: 'zh-CN',
 } as const satisfies Record<LanguageCode, string>;
 
+/**
+ * Names a request's `lang` may use for each language: Kokoro's letter, the names Kokoro's own
+ * pipeline accepts (`en-us`, `es`, `fr-fr`, `pt-br`, `zh`…) and the BCP 47 tags above, any case.
+ */
+const LANGUAGE_NAMES: Readonly<Record<string, LanguageCode>> = Object.fromEntries([
+  ...(Object.keys(LANGUAGES) as LanguageCode[]).map((l) => [l, l]),
+  ...(Object.entries(LANGUAGE_TAGS) as [LanguageCode, string][]).map(([l, tag]) => [tag.toLowerCase(), l]),
+  ...Object.entries({
+    'en-us': 'a',
+    'en-gb': 'b',
+    'fr-fr': 'f',
+    'pt-br': 'p',
+    zh: 'z',
+    'zh-cn': 'z',
+    cmn: 'z',
+  }),
+]);
+
+/** The language a request's `lang` names, or undefined if it names none. */
+export function parseLanguage(name: string): LanguageCode | undefined {
+  return Object.hasOwn(LANGUAGE_NAMES, name.toLowerCase()) ? LANGUAGE_NAMES[name.toLowerCase()] : undefined;
+}
+
 /** Every voice published with Kokoro v1.0, by id. The first letter is the language. */
 export const VOICE_IDS = [
   'af_alloy',

@@ -17,6 +17,7 @@ import {
   VOICE_IDS,
   VOICE_ROWS,
   isVoiceId,
+  parseLanguage,
   type LanguageCode,
   type VoiceId,
 } from './constants.ts';
@@ -181,23 +182,51 @@ export class VoiceCatalog {
     };
   }
 
-  /** Parses and resolves a spec; every voice must be present and share one supported language. */
-  resolve(spec: string): ResolvedVoice {
+  /** The languages this server can phonemize, by Kokoro's letter. */
+  get languages(): LanguageCode[] {
+    return (Object.keys(LANGUAGES) as LanguageCode[]).filter((l) => this.#supported(l));
+  }
+
+  /**
+   * Parses and resolves a spec; every voice must be present and share one language. The text is
+   * read in that language, or in `langName` when given (Kokoro's letter, `es`, `fr-fr`, `pt-BR`…:
+   * see parseLanguage), which must be one this server can phonemize.
+   */
+  resolve(spec: string, langName?: string): ResolvedVoice {
     const parts = parseVoiceSpec(spec);
     for (const part of parts) if (!this.#files.has(part.id)) throw unknownVoice(part.id);
-    const lang = voiceLanguage(parts[0]!.id);
-    const mixed = parts.find((p) => voiceLanguage(p.id) !== lang);
+    const voiceLang = voiceLanguage(parts[0]!.id);
+    const mixed = parts.find((p) => voiceLanguage(p.id) !== voiceLang);
     if (mixed) {
       throw new VoiceSpecError(
         'language',
-        `A blend must use voices of one language; ${parts[0]!.id} is ${LANGUAGES[lang]} but ${mixed.id} is ${LANGUAGES[voiceLanguage(mixed.id)]}`,
+        `A blend must use voices of one language; ${parts[0]!.id} is ${LANGUAGES[voiceLang]} but ${mixed.id} is ${LANGUAGES[voiceLanguage(mixed.id)]}`,
       );
     }
-    if (!this.#supported(lang)) {
-      const ok = (Object.keys(LANGUAGES) as LanguageCode[]).filter((l) => this.#supported(l));
+    const supported = () =>
+      this.languages
+        .map((l) => `${LANGUAGES[l]} (${l}f_*/${l}m_* voices, lang "${l}" or "${LANGUAGE_TAGS[l]}")`)
+        .join(', ');
+    let lang = voiceLang;
+    if (langName !== undefined) {
+      const named = parseLanguage(langName);
+      if (named === undefined) {
+        throw new VoiceSpecError(
+          'language',
+          `Unknown lang ${JSON.stringify(langName.slice(0, 40))}; supported languages: ${supported()}`,
+        );
+      }
+      if (!this.#supported(named)) {
+        throw new VoiceSpecError(
+          'language',
+          `lang ${JSON.stringify(langName)} is ${LANGUAGES[named]}, which this server cannot phonemize; supported languages: ${supported()}`,
+        );
+      }
+      lang = named;
+    } else if (!this.#supported(lang)) {
       throw new VoiceSpecError(
         'language',
-        `Voice ${parts[0]!.id} speaks ${LANGUAGES[lang]}, which this server cannot phonemize; supported languages: ${ok.map((l) => `${LANGUAGES[l]} (${l}f_*/${l}m_* voices)`).join(', ')}`,
+        `Voice ${parts[0]!.id} speaks ${LANGUAGES[lang]}, which this server cannot phonemize; supported languages: ${supported()}`,
       );
     }
     const key = parts.map((p) => `${p.id}(${Number(p.weight.toFixed(6))})`).join('+');

@@ -62,8 +62,10 @@ export class Espeak {
    * IPA for text without clause punctuation (the caller keeps punctuation aside), with stress
    * marks. Clause breaks espeak finds anyway (a line break) become spaces, and its
    * language-switch flags (`(en)` around a foreign word) are removed, as misaki removes them.
+   * With `tie`, the letters of each multi-letter phoneme are joined by it (`a^ɪ`), exactly where
+   * espeak's own tie option puts it; misaki asks for `^` and maps the tied pairs to its symbols.
    */
-  phonemes(text: string, voice: string): string {
+  phonemes(text: string, voice: string, tie?: string): string {
     if (voice !== this.#voice) {
       if (this.#worker.set_voice(voice) !== 0) throw new EspeakError(`espeak-ng has no voice '${voice}'`);
       this.#voice = voice;
@@ -71,12 +73,46 @@ export class Espeak {
     const { ptr } = this.#worker.text_to_phonemes(text, IPA);
     const heap = this.#module.HEAPU8;
     const end = heap.indexOf(0, ptr);
-    return this.#decoder
+    const raw = this.#decoder
       .decode(heap.subarray(ptr, end < 0 ? ptr : end))
-      .replace(/_/g, '')
       .replace(/\([a-z-]+\)/gi, '')
       .replace(/\s*\|\s*/g, ' ')
       .replace(/\s+/g, ' ')
       .trim();
+    // The wrapper separates phonemes with `_` (espeak's separator mode): one phoneme per piece.
+    if (tie === undefined) return raw.replace(/_/g, '');
+    return raw
+      .split(' ')
+      .map((word) =>
+        word
+          .split('_')
+          .map((phoneme) => tieLetters(phoneme, tie))
+          .join(''),
+      )
+      .join(' ');
   }
+}
+
+const STRESS = new Set(['ˈ', 'ˌ']);
+const LETTER = /\p{L}/u;
+
+/**
+ * espeak's tie rule (GetTranslatedPhonemeString in espeak-ng's dictionary.c): inside one phoneme,
+ * before every letter after the first that is not a modifier letter or combining mark
+ * (U+02B0–U+036F). Stress marks are written before the phoneme and are not part of it.
+ */
+export function tieLetters(phoneme: string, tie: string): string {
+  let out = '';
+  let count = 0;
+  for (const ch of phoneme) {
+    if (count === 0 && STRESS.has(ch)) {
+      out += ch;
+      continue;
+    }
+    const c = ch.codePointAt(0)!;
+    if (count > 0 && (c < 0x2b0 || c > 0x36f) && LETTER.test(ch)) out += tie;
+    out += ch;
+    count++;
+  }
+  return out;
 }

@@ -61,7 +61,11 @@ const NEWLINES = / ?\n[\s]*/g;
 const DOTS = /\.{3,}/g;
 const DOUBLE_HYPHEN = /(?<!-)-{2,3}(?!-)/g;
 
-function cleanCharacters(text: string): string {
+/**
+ * Line breaks, control characters, typographic and full-width punctuation, digit-group spaces,
+ * dot runs and double hyphens → plain forms; runs of spaces collapsed. Shared by every language.
+ */
+export function cleanCharacters(text: string): string {
   return text
     .replace(LINE_BREAKS, '\n')
     .replace(CONTROL, '')

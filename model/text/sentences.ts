@@ -4,7 +4,7 @@
  * input. `splitSentences()` is the same chunker fed a whole string, so both shapes share one code
  * path and give the same result however the text is cut into fragments.
  *
- * A sentence ends at `.`, `!`, `?` or `…` (runs such as `?!` or `...` count as one stop), plus any
+ * A sentence ends at `.`, `!`, `?`, `…` or a Devanagari danda `।` `॥` (runs such as `?!` or `...` count as one stop), plus any
  * closing quotes or brackets, when whitespace and then a word that does not start in lower case
  * follow; at a CJK stop (`。！？`); or at a line break. Not at a decimal point (`3.5`), after
  * common abbreviations (`Dr.`, `e.g.`, `U.S.`) or initials, or inside an ellipsis followed by lower
@@ -18,7 +18,7 @@
  * Pure module: no Node.js APIs, so the client package can ship it to browsers too.
  */
 
-const STOPS = '.!?…';
+const STOPS = '.!?…।॥';
 const CJK_STOPS = '。！？';
 const CLOSERS = `"'”’)]}»」』`;
 /** Clause marks that need whitespace after them (`3,000`, `10:30`, `a,b` are not clauses). */

@@ -12,9 +12,25 @@ export const KOKORO_VOCAB: Vocab = new Map(Object.entries(kokoroConfig.vocab as 
 
 /** Drops characters the vocabulary lacks, so that string length equals id count afterwards. */
 export function keepKnownPhonemes(phonemes: string, vocab: Vocab = KOKORO_VOCAB): string {
-  let out = '';
-  for (const ch of phonemes) if (vocab.has(ch)) out += ch;
-  return out;
+  return filterToVocab(phonemes, vocab).kept;
+}
+
+/**
+ * Splits phonemes into those the vocabulary has (in order) and a count of each symbol it lacks.
+ * White space other than a space (a line break) counts as a space, not as unknown.
+ */
+export function filterToVocab(
+  phonemes: string,
+  vocab: Vocab = KOKORO_VOCAB,
+): { kept: string; unknown: Record<string, number> } {
+  let kept = '';
+  const unknown: Record<string, number> = {};
+  for (const raw of phonemes) {
+    const ch = /\s/.test(raw) ? ' ' : raw;
+    if (vocab.has(ch)) kept += ch;
+    else unknown[ch] = (unknown[ch] ?? 0) + 1;
+  }
+  return { kept, unknown };
 }
 
 /** Maps phonemes to ids; unknown symbols are skipped. */

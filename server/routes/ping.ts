@@ -19,8 +19,17 @@ export const pingRoutes: FastifyPluginAsync<{ lifecycle: Lifecycle }> = async (a
       reply.code(503);
       return { status: 'degraded', workers: 0 };
     }
-    const { provider, fallbackReason, dtype, layout, voices, formats, warmupLadder, capabilities } =
-      engine.info;
+    const {
+      provider,
+      fallbackReason,
+      dtype,
+      layout,
+      voices,
+      languages,
+      formats,
+      warmupLadder,
+      capabilities,
+    } = engine.info;
     return {
       status: 'healthy',
       provider,
@@ -29,6 +38,7 @@ export const pingRoutes: FastifyPluginAsync<{ lifecycle: Lifecycle }> = async (a
       layout,
       workers: load.workers, // ready now, not as configured
       voices,
+      languages,
       formats,
       capabilities: { word_timestamps: capabilities.timestamps },
       warmed_lengths: warmupLadder.map((s) => s.tokens),

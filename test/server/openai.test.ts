@@ -272,6 +272,13 @@ describe('bad input: OpenAI’s error shape and status, and the server serves on
       'language_unsupported',
     ],
     [
+      'a language it has no front end for',
+      { ...ok, lang_code: 'de' },
+      400,
+      'lang_code',
+      'language_unsupported',
+    ],
+    [
       'an unknown response_format',
       { ...ok, response_format: 'ogg' },
       400,

@@ -189,9 +189,10 @@ describe('npm start', () => {
     expect(packages).toContain('onnxruntime-node');
     expect(packages).toContain('@echogarden/espeak-ng-emscripten');
     expect(packages).toContain('wasm-media-encoders');
-    // kokoro-js is there for its voice files only; its JavaScript and its dependencies are never loaded.
+    // kokoro-js is there for its voice files only; its JavaScript and its dependencies (its phonemizer
+    // too) are never loaded.
     const unused = [...packages].filter((p) =>
-      /^(kokoro-js|@huggingface\/|onnxruntime-web|sharp|@img\/|@aws-sdk\/|tsx|esbuild|typescript|vite|vitest)/.test(
+      /^(kokoro-js|@huggingface\/|onnxruntime-web|sharp|@img\/|phonemizer|@aws-sdk\/|tsx|esbuild|typescript|vite|vitest)/.test(
         p,
       ),
     );

@@ -29,7 +29,7 @@ interface Dispatch {
   readonly busy: number;
 }
 
-async function soloEngine(soloThreads = 2): Promise<{ engine: Engine; log: Dispatch[] }> {
+async function soloEngine(soloThreads = 2, soloMinMs = 0): Promise<{ engine: Engine; log: Dispatch[] }> {
   const log: Dispatch[] = [];
   const holder: { engine?: Engine } = {};
   const engine = await createEngine({
@@ -39,6 +39,7 @@ async function soloEngine(soloThreads = 2): Promise<{ engine: Engine; log: Dispa
     workers: 2,
     intraOpThreads: 1,
     soloThreads,
+    soloMinMs,
     maxQueuedJobs: 16,
     defaultVoice: 'af_heart',
     logSeverity: 3,
@@ -109,6 +110,22 @@ describe('the solo session', () => {
     }
   });
 
+  it('by cost: a lone sentence one pool session would run in less than soloMinMs stays on it; a dearer one goes solo', async () => {
+    // The estimate comes from the warm-up run (about 0.3 s for 12 characters on this stand-in):
+    // far below 10⁹ ms, far above 1 ms, so which way each goes does not depend on the machine.
+    const lone = async (soloMinMs: number) => {
+      const { engine, log } = await soloEngine(2, soloMinMs);
+      try {
+        await drain(engine.stream({ text: LONE, voice: engine.voices.resolve('af_heart'), speed: 1 }));
+        return log.map(({ index, solo, busy }) => ({ index, solo, busy }));
+      } finally {
+        await engine.dispose();
+      }
+    };
+    expect(await lone(1e9)).toEqual([{ index: 0, solo: false, busy: 1 }]);
+    expect(await lone(1)).toEqual([{ index: 0, solo: true, busy: 1 }]);
+  });
+
   it('without solo threads, a lone request runs on a pool session as before', async () => {
     const { engine, log } = await soloEngine(0);
     try {
@@ -134,5 +151,12 @@ describe('KOKORO_SOLO_THREADS', () => {
     expect(parseConfig({ KOKORO_WORKERS: '2', KOKORO_SOLO_THREADS: '0' }).soloThreads).toBe(0);
     expect(parseConfig({ KOKORO_WORKERS: '2', KOKORO_SOLO_THREADS: '3' }).soloThreads).toBe(3);
     expect(() => parseConfig({ KOKORO_SOLO_THREADS: 'many' })).toThrow(/KOKORO_SOLO_THREADS="many"/);
+  });
+
+  it('KOKORO_SOLO_MIN_MS: 50 ms by default, any whole number of milliseconds, 0 for every lone sentence', () => {
+    expect(parseConfig({}).soloMinMs).toBe(50);
+    expect(parseConfig({ KOKORO_SOLO_MIN_MS: '0' }).soloMinMs).toBe(0);
+    expect(parseConfig({ KOKORO_SOLO_MIN_MS: '250' }).soloMinMs).toBe(250);
+    expect(() => parseConfig({ KOKORO_SOLO_MIN_MS: '-1' })).toThrow(/KOKORO_SOLO_MIN_MS="-1"/);
   });
 });

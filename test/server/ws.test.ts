@@ -173,10 +173,10 @@ describe('WS bad input: an error frame, and the session lives on', () => {
       message: /Unknown voice/,
     },
     {
-      name: 'a voice whose language is not supported',
-      send: { text: 'Hola.', voice: 'ef_dora' },
+      name: 'a language the server has no front end for',
+      send: { text: 'Hallo.', voice: 'af_heart', lang: 'de' },
       code: 'language_unsupported',
-      message: /Spanish.*American English/,
+      message: /Unknown lang "de"; supported languages: American English.*Spanish/,
     },
     {
       name: 'a blend with a bad weight',

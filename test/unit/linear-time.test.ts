@@ -1,11 +1,16 @@
 /**
  * Parsers of client input run in linear time: a hostile 100 KB input must not cost more than about
  * ten times a 10 KB one (a quadratic parser costs a hundred times, and blocks the event loop or a
- * worker for seconds). Asserted as a ratio of times measured side by side, never as a time.
+ * worker for seconds). Asserted as a ratio of times measured side by side, never as a time. The
+ * bound is 30, not 10: the normalizers build many strings, and collecting garbage in a larger heap
+ * takes linear code to 12–15 here, more on a busy machine; quadratic code lands near 100.
  */
 import { describe, expect, it } from 'vitest';
 import { parseVoiceSpec } from '../../model/kokoro/voices.ts';
 import { normalizeText } from '../../model/text/normalize.ts';
+import { normalizeIntl } from '../../model/text/normalize-intl.ts';
+import { normalizeJapanese } from '../../model/text/japanese.ts';
+import { normalizeMandarin } from '../../model/text/mandarin.ts';
 import { splitOnPunctuation } from '../../model/text/phonemes.ts';
 import { IncrementalSentenceChunker, splitSentences } from '../../model/text/sentences.ts';
 import { keepKnownPhonemes, splitPhonemes } from '../../model/text/tokens.ts';
@@ -24,6 +29,8 @@ const INPUTS: Record<string, (n: number) => string> = {
   'initials without spaces': (n) => 'A.'.repeat(n / 2),
   'mixed scripts': (n) => 'aé中ع1. '.repeat(n / 7),
   'closing quotes': (n) => `a, ${'"'.repeat(n)}`,
+  'digit groups between spaces': (n) => '100 '.repeat(n / 4),
+  'money signs': (n) => '€1 '.repeat(n / 3),
 };
 
 /** Every parser that sees client text or fields before (or in) the model's front end. */
@@ -42,28 +49,36 @@ const PARSERS: Record<string, (input: string) => unknown> = {
     return chunker.flush();
   },
   normalizer: (input) => normalizeText(input, 'a'),
+  'normalizer (Spanish)': (input) => normalizeIntl(input, 'e'),
+  'normalizer (Hindi)': (input) => normalizeIntl(input, 'h'),
+  'normalizer (Japanese)': (input) => normalizeJapanese(input),
+  'normalizer (Mandarin)': (input) => normalizeMandarin(input),
   'phonemizer input split': (input) => splitOnPunctuation(input),
   'phoneme filter and split': (input) => splitPhonemes(keepKnownPhonemes(input)),
   'code point count': (input) => codePointLength(input),
 };
 
-/** Best of five, in milliseconds, and never below 1 ms: below that, timer noise would decide. */
+/**
+ * Best of five, in milliseconds of this process's CPU time (so another process taking the core
+ * meanwhile does not count), and never below 1 ms: below that, timer noise would decide.
+ */
 function time(run: () => unknown): number {
   let best = Infinity;
   for (let i = 0; i < 5; i++) {
-    const started = performance.now();
+    const started = process.cpuUsage();
     run();
-    best = Math.min(best, performance.now() - started);
+    const used = process.cpuUsage(started);
+    best = Math.min(best, (used.user + used.system) / 1000);
   }
   return Math.max(best, 1);
 }
 
 describe.each(Object.entries(PARSERS))('%s', (_name, parse) => {
-  it.each(Object.entries(INPUTS))('grows linearly on %s (100 KB / 10 KB ≤ 20)', (_input, make) => {
+  it.each(Object.entries(INPUTS))('grows linearly on %s (100 KB / 10 KB ≤ 30)', (_input, make) => {
     const small = make(10_000);
     const large = make(100_000);
     parse(small); // warm up the code paths first
     const ratio = time(() => parse(large)) / time(() => parse(small));
-    expect(ratio).toBeLessThanOrEqual(20);
+    expect(ratio).toBeLessThanOrEqual(30);
   });
 });

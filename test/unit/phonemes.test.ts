@@ -39,11 +39,10 @@ describe('adjustEspeakPhonemes', () => {
 });
 
 describe('phonemize (espeak-ng, offline)', () => {
-  it('supports American and British English only', () => {
-    expect(isSupportedLanguage('a')).toBe(true);
-    expect(isSupportedLanguage('b')).toBe(true);
-    expect(isSupportedLanguage('e')).toBe(false);
-    expect(isSupportedLanguage('j')).toBe(false);
+  it("supports Kokoro's nine languages and nothing else", () => {
+    for (const lang of 'abefhijpz') expect(isSupportedLanguage(lang), lang).toBe(true);
+    for (const lang of ['d', 'x', '', 'en', 'constructor'])
+      expect(isSupportedLanguage(lang), lang).toBe(false);
   });
 
   it('speaks American and British differently, keeping punctuation', async () => {

@@ -148,4 +148,17 @@ describe('VoiceCatalog', () => {
     expect(() => full.resolve('af_bella+bf_emma')).toThrow(/one language/);
     expect(full.resolve('bf_emma(1)+bm_george(3)').key).toBe('bf_emma(0.25)+bm_george(0.75)');
   });
+
+  it('reads the text in the language `lang` names, if it can phonemize it', () => {
+    const full = new VoiceCatalog([kokoroJsVoiceDir()!], (lang) => lang === 'a' || lang === 'b');
+    expect(full.languages).toEqual(['a', 'b']);
+    expect(full.resolve('ef_dora', 'en-US').lang).toBe('a');
+    expect(full.resolve('af_heart', 'b').lang).toBe('b');
+    expect(full.resolve('af_heart').lang).toBe('a');
+    expect(() => full.resolve('af_heart', 'es')).toThrow(
+      /lang "es" is Spanish, which this server cannot phonemize; supported languages: American English/,
+    );
+    expect(() => full.resolve('af_heart', 'klingon')).toThrow(/Unknown lang "klingon"/);
+    expect(() => full.resolve('af_bella+ef_dora', 'a')).toThrow(/one language/);
+  });
 });
