@@ -204,6 +204,13 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   };
 
   const lookahead = options.lookahead ?? DEFAULT_LOOKAHEAD;
+  /**
+   * Requests being synthesized now. The solo session is for a request alone: while several are
+   * open, a moment when only one sentence waits (one stream between sentences) is no reason to
+   * take every core from the others.
+   */
+  let open = 0;
+  pool.soloAllowed = () => open <= 1;
   const firstChunkMinChars = options.firstChunkMinChars ?? 0;
 
   /**
@@ -287,6 +294,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
         },
       );
     };
+    open++;
     try {
       pull();
       for (;;) {
@@ -310,6 +318,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
         await new Promise<void>((resolve) => (wake = resolve));
       }
     } finally {
+      open--;
       signal?.removeEventListener('abort', forward);
       controller.abort();
     }

@@ -135,6 +135,8 @@ export class WorkerPool {
   #soloRunning: Pending | undefined;
   /** A lone sentence goes to the solo session only if one pool session would take this long. */
   #soloMinMs = 0;
+  /** Whether the solo session may be used now (the engine allows it while one request is open). */
+  soloAllowed: () => boolean = () => true;
   /**
    * Inference time per character of text on one pool session: measured by each worker at warm-up,
    * then followed (a moving average) over the sentences the pool sessions run.
@@ -417,7 +419,8 @@ export class WorkerPool {
 
   /**
    * Starts waiting sentences on idle workers. A lone sentence (every worker idle, nothing else
-   * waiting) runs on worker 0's solo session, with every core, when one pool session would take at
+   * waiting, no other request open: see `soloAllowed`) runs on worker 0's solo session, with every
+   * core, when one pool session would take at
    * least `soloMinMs` over it: one request alone is not held to one core's speed. A cheaper
    * sentence stays on a pool session, where waking every core's threads costs more than they win
    * (`npm run bench:solo`). While a solo run lasts, look-ahead waits (it would only take cores
@@ -431,6 +434,7 @@ export class WorkerPool {
       first?.ready &&
       first.solo &&
       idle &&
+      this.soloAllowed() &&
       lone &&
       this.#queue.length + this.#ahead.length === 1 &&
       (this.#msPerChar ?? Infinity) * lone.job.text.length >= this.#soloMinMs

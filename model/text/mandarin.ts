@@ -200,6 +200,8 @@ let libraries: Libraries | undefined;
 export async function loadMandarin(): Promise<void> {
   if (libraries) return;
   const [jieba, pinyinPro] = await Promise.all([import('jieba-wasm'), import('pinyin-pro')]);
+  // jieba builds its dictionary at the first cut: done here, so that loading includes it.
+  jieba.cut('中文', true);
   libraries = {
     cut: (text, hmm) => jieba.cut(text, hmm),
     pinyin: (word) =>

@@ -111,7 +111,7 @@ describe('the solo session', () => {
   });
 
   it('by cost: a lone sentence one pool session would run in less than soloMinMs stays on it; a dearer one goes solo', async () => {
-    // The estimate comes from the warm-up run (about 0.3 s for 12 characters on this stand-in):
+    // The estimate comes from the warm-up run (about 0.3 s for an 82-character sentence here):
     // far below 10⁹ ms, far above 1 ms, so which way each goes does not depend on the machine.
     const lone = async (soloMinMs: number) => {
       const { engine, log } = await soloEngine(2, soloMinMs);
@@ -124,6 +124,26 @@ describe('the solo session', () => {
     };
     expect(await lone(1e9)).toEqual([{ index: 0, solo: false, busy: 1 }]);
     expect(await lone(1)).toEqual([{ index: 0, solo: true, busy: 1 }]);
+  });
+
+  it('another request still open (its listener between sentences) keeps a lone sentence off the solo session', async () => {
+    const { engine, log } = await soloEngine();
+    try {
+      const voice = engine.voices.resolve('af_heart');
+      // A opens and takes its first chunk, then its listener pauses: its look-ahead runs, then the
+      // pool falls idle with A still open.
+      const a = engine.stream({ text: THREE, voice, speed: 1 })[Symbol.asyncIterator]();
+      await a.next();
+      await expect.poll(() => log.length, { timeout: 10_000 }).toBe(3);
+      await expect.poll(() => engine.load().busy, { timeout: 10_000 }).toBe(0);
+      await drain(engine.stream({ text: LONE, voice, speed: 1 }));
+      expect(log.at(-1)).toMatchObject({ solo: false, busy: 1 });
+      await a.return(undefined);
+      await drain(engine.stream({ text: LONE, voice, speed: 1 }));
+      expect(log.at(-1)).toMatchObject({ index: 0, solo: true, busy: 1 });
+    } finally {
+      await engine.dispose();
+    }
   });
 
   it('without solo threads, a lone request runs on a pool session as before', async () => {
