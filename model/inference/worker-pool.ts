@@ -92,8 +92,6 @@ interface Pending {
   readonly queuedAt: number;
   /** Inference time of its pieces so far. */
   inferenceMs: number;
-  /** Runs on the solo session. */
-  solo: boolean;
   /** How long it waited for a worker: set when a worker takes it, reported with its first piece. */
   queueMs: number | undefined;
 }
@@ -242,7 +240,6 @@ export class WorkerPool {
         ahead: options.ahead === true,
         queuedAt: performance.now(),
         inferenceMs: 0,
-        solo: false,
         queueMs: undefined,
       };
       pending = p;
@@ -371,10 +368,11 @@ export class WorkerPool {
           ...(message.words ? { words: message.words } : {}),
         });
         break;
-      case 'end':
+      case 'end': {
         slot.current = undefined;
-        if (this.#soloRunning === current) this.#soloRunning = undefined;
-        if (!current.solo && message.pieces > 0 && current.job.text.length > 0) {
+        const solo = this.#soloRunning === current;
+        if (solo) this.#soloRunning = undefined;
+        if (!solo && message.pieces > 0 && current.job.text.length > 0) {
           const observed = current.inferenceMs / current.job.text.length;
           this.#msPerChar = this.#msPerChar === undefined ? observed : 0.8 * this.#msPerChar + 0.2 * observed;
         }
@@ -383,6 +381,7 @@ export class WorkerPool {
         this.#settle(current, undefined, { frontEndMs: message.frontEndMs, pieces: message.pieces });
         this.#dispatch();
         break;
+      }
       case 'error':
         slot.current = undefined;
         if (this.#soloRunning === current) this.#soloRunning = undefined;
@@ -453,7 +452,6 @@ export class WorkerPool {
   #start(slot: Slot, index: number, next: Pending, solo: boolean): void {
     slot.current = next;
     next.queueMs = performance.now() - next.queuedAt;
-    next.solo = solo;
     if (solo) this.#soloRunning = next;
     slot.worker.postMessage(solo ? { ...next.job, solo: true } : next.job);
     this.#events.onDispatch?.({ index, jobId: next.job.id, solo, ahead: next.ahead });

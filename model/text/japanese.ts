@@ -148,7 +148,6 @@ interface KuromojiToken {
   readonly pos_detail_1: string;
   readonly word_type: 'KNOWN' | 'UNKNOWN';
   readonly pronunciation?: string;
-  readonly reading?: string;
 }
 interface Tokenizer {
   tokenize(text: string): KuromojiToken[];

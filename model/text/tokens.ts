@@ -26,7 +26,8 @@ export function filterToVocab(
   let kept = '';
   const unknown: Record<string, number> = {};
   for (const raw of phonemes) {
-    const ch = /\s/.test(raw) ? ' ' : raw;
+    // Most symbols are known: the white-space test runs only for the rest.
+    const ch = vocab.has(raw) || !/\s/.test(raw) ? raw : ' ';
     if (vocab.has(ch)) kept += ch;
     else unknown[ch] = (unknown[ch] ?? 0) + 1;
   }

@@ -50,6 +50,8 @@ describe('phonemize (espeak-ng, offline)', () => {
     const gb = await phonemize('Hello, world.', 'b');
     expect(us).toBe('həlˈoʊ, wˈɜːld.');
     expect(gb).toBe('həlˈəʊ, wˈɜːld.');
+    // This espeak-ng build's vowel before r (the one kokoro-js bundles says fˈoːɹ).
+    expect(await phonemize('four', 'a')).toBe('fˈɔːɹ');
   });
 
   it('phonemizes one sentence in one espeak call and gets every clause back in place', async () => {
