@@ -8,6 +8,7 @@
 import { LANGUAGES, LANGUAGE_TAGS, type Dtype, type LanguageCode } from './kokoro/constants.ts';
 import { locateModel, type ModelFiles } from './kokoro/model-dir.ts';
 import type { Device, ModelContract, Provider } from './inference/ort-session.ts';
+import { applyOrtTelemetry, type OrtTelemetry } from './inference/ort-telemetry.ts';
 import { isSupportedLanguage } from './text/phonemes.ts';
 import { WorkerPool, type JobHandle, type PoolEvents } from './inference/worker-pool.ts';
 import { splitSentences } from './text/sentences.ts';
@@ -42,6 +43,8 @@ export interface EngineOptions extends PoolEvents {
   readonly soloMinMs?: number;
   /** ONNX Runtime's thread spinning after each run (default off; see ort-session.ts). */
   readonly ortSpinning?: boolean;
+  /** Leave ONNX Runtime's telemetry on (default off; see inference/ort-telemetry.ts). */
+  readonly ortTelemetry?: boolean;
   readonly maxQueuedJobs: number;
   readonly defaultVoice: string;
   /** ORT's log severity (0 verbose … 4 fatal). */
@@ -108,6 +111,8 @@ export interface EngineInfo {
   readonly formats: readonly AudioFormat[];
   /** What the loaded export can do beyond audio: word timestamps need its durations output. */
   readonly capabilities: { readonly timestamps: boolean };
+  /** ONNX Runtime's telemetry: `off` unless the operator opted in. */
+  readonly telemetry: OrtTelemetry;
 }
 
 export interface Engine {
@@ -150,6 +155,8 @@ export interface Engine {
  * error (ModelDirError, ModelContractError, ProviderError, VoiceSpecError) when it cannot.
  */
 export async function createEngine(options: EngineOptions): Promise<Engine> {
+  // In this (main) thread, before any worker starts: its environment is the one the runtime reads.
+  const telemetry = applyOrtTelemetry(options.ortTelemetry ?? false);
   const files = locateModel(options.modelDir, options.dtype);
   const voices = new VoiceCatalog(files.voiceDirs, (lang) => isSupportedLanguage(lang));
   const warmupVoice = voices.resolve(options.defaultVoice);
@@ -201,6 +208,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     languages: voices.languages.map((code) => ({ code, tag: LANGUAGE_TAGS[code], name: LANGUAGES[code] })),
     formats,
     capabilities: { timestamps: poolInfo.contract.durations !== undefined },
+    telemetry,
   };
 
   const lookahead = options.lookahead ?? DEFAULT_LOOKAHEAD;

@@ -37,6 +37,8 @@ export interface Config {
   readonly soloMinMs: number;
   /** ONNX Runtime's pool threads spin after each run (its default); off here, see the README. */
   readonly ortSpinning: boolean;
+  /** Leave ONNX Runtime's telemetry (Microsoft's 1DS uploader) on; off unless this is set. */
+  readonly ortTelemetry: boolean;
   /** Input lengths each worker warms before /ping says 200 (`auto`: a ladder on CUDA only). */
   readonly warmupLengths: WarmupSetting;
   /** Languages every worker loads and warms before /ping says 200; the others load at first use. */
@@ -109,6 +111,7 @@ export function engineOptions(config: Config): EngineOptions {
     soloThreads: config.soloThreads,
     soloMinMs: config.soloMinMs,
     ortSpinning: config.ortSpinning,
+    ortTelemetry: config.ortTelemetry,
     warmupLengths: config.warmupLengths,
     warmLanguages: config.warmLanguages,
     maxQueuedJobs: config.maxQueuedJobs,
@@ -215,6 +218,7 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     soloThreads,
     soloMinMs: int('KOKORO_SOLO_MIN_MS', 50, 0, 600_000),
     ortSpinning: bool('KOKORO_ORT_SPINNING'),
+    ortTelemetry: bool('KOKORO_ORT_TELEMETRY'),
     warmupLengths: typeof warmup === 'object' && 'problem' in warmup ? 'auto' : warmup,
     warmLanguages,
     encoderWorkers: int('ENCODER_WORKERS', 1, 1, 16),

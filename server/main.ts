@@ -176,14 +176,34 @@ async function main(): Promise<void> {
   }
   if (stopping) return;
   markStage('warmup_done', stdout);
-  const { provider, fallbackReason, modelFile, workers, dtype, warmupMs, warmupLadder, voices, formats } =
-    engine.info;
+  const {
+    provider,
+    fallbackReason,
+    modelFile,
+    workers,
+    dtype,
+    warmupMs,
+    warmupLadder,
+    voices,
+    formats,
+    telemetry,
+  } = engine.info;
   if (fallbackReason) log.warn({ reason: fallbackReason }, 'running on CPU: CUDA unavailable');
   lifecycle.setReady(engine);
   markStage('ready', stdout);
   const ladder = warmupLadder.map((s) => `${s.tokens}:${Math.round(s.firstMs)}/${Math.round(s.repeatMs)}ms`);
   log.info(
-    { provider, modelFile, dtype, workers, voices, formats, warmupMs: Math.round(warmupMs), ladder },
+    {
+      provider,
+      modelFile,
+      dtype,
+      workers,
+      voices,
+      formats,
+      warmupMs: Math.round(warmupMs),
+      ladder,
+      onnxruntimeTelemetry: telemetry,
+    },
     'ready',
   );
 }

@@ -6,6 +6,8 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+// First: the telemetry switch must be in the environment before the runtime loads.
+import './ort-telemetry.ts';
 import * as ort from 'onnxruntime-node';
 import { STYLE_DIM } from '../kokoro/constants.ts';
 

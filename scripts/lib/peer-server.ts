@@ -2,10 +2,12 @@
  * The server a kokoro-js user writes from its README, for the peer benchmark (scripts/bench-peer.ts):
  * Fastify, `POST /invocations` with `{"text", "voice"}` answering raw PCM16 at 24 kHz mono, sentence
  * by sentence as kokoro-js's `TextSplitterStream` hands them to `tts.stream()`, and `GET /ping`.
- * Nothing of ours is used: one model, one event loop, kokoro-js's own front end and voices.
+ * Nothing of ours is used but the telemetry switch: one model, one event loop, kokoro-js's own front end and voices.
  *
  * `scripts/peer-kokoro-js-server.ts` runs it as a process.
  */
+// First: ONNX Runtime's telemetry switch, before transformers.js loads onnxruntime-node.
+import '../../model/inference/ort-telemetry.ts';
 import { Readable } from 'node:stream';
 import { env } from '@huggingface/transformers';
 import Fastify, { type FastifyInstance } from 'fastify';

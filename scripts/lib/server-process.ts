@@ -31,13 +31,18 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Spawns the server and waits until GET /ping answers 200. */
+/**
+ * Spawns the server (behind `wrapper`, a command such as strace that runs the rest, when given) and
+ * waits until GET /ping answers 200.
+ */
 export async function startServerProcess(
   env: Record<string, string>,
   timeoutMs = 120_000,
+  wrapper: readonly string[] = [],
 ): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [projectPath('dist', 'server', 'main.js')], {
+  const command = [...wrapper, process.execPath, projectPath('dist', 'server', 'main.js')];
+  const child = spawn(command[0]!, command.slice(1), {
     cwd: PROJECT_ROOT,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

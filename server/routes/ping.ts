@@ -29,6 +29,7 @@ export const pingRoutes: FastifyPluginAsync<{ lifecycle: Lifecycle }> = async (a
       formats,
       warmupLadder,
       capabilities,
+      telemetry,
     } = engine.info;
     return {
       status: 'healthy',
@@ -41,6 +42,7 @@ export const pingRoutes: FastifyPluginAsync<{ lifecycle: Lifecycle }> = async (a
       languages,
       formats,
       capabilities: { word_timestamps: capabilities.timestamps },
+      onnxruntime_telemetry: telemetry,
       warmed_lengths: warmupLadder.map((s) => s.tokens),
       queued: load.queued,
       busy: load.busy,

@@ -1,0 +1,156 @@
+/**
+ * ONNX Runtime's telemetry stays off, however the server is started. Three views of the built
+ * server as a process (`node dist/server/main.js`, what `npm start` and the images run):
+ * - in every thread, ONNX Runtime's switch is set at the moment its native binding loads;
+ * - traced with strace, the server opens no connection but loopback and asks no DNS server
+ *   anything (ONNX Runtime's uploader resolves mobile.events.data.microsoft.com within seconds);
+ * - the runtime writes none of its telemetry files (a device id and an event cache under
+ *   ~/.cache/Microsoft). The opt-in is the control: with it, in a network namespace of its own
+ *   where nothing can leave, the runtime writes them, so the checks above could fail.
+ * ONNX Runtime also turns its telemetry off by itself where a CI variable is set, so every run
+ * here clears them: the switch must do the work alone.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { startServerProcess } from '../../scripts/lib/server-process.ts';
+import { STANDIN_MODEL_DIR } from './harness.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** The CI markers ONNX Runtime 1.30 reads (core/platform/telemetry_environment.h), emptied. */
+const NOT_CI = Object.fromEntries(
+  [
+    'CI',
+    'TF_BUILD',
+    'GITHUB_ACTIONS',
+    'GITLAB_CI',
+    'CIRCLECI',
+    'TRAVIS',
+    'JENKINS_URL',
+    'CODEBUILD_BUILD_ID',
+    'BUILDKITE',
+    'TEAMCITY_VERSION',
+    'APPVEYOR',
+    'BITBUCKET_BUILD_NUMBER',
+    'SYSTEM_TEAMFOUNDATIONCOLLECTIONURI',
+  ].map((name) => [name, '']),
+);
+
+/** The server's environment: the stand-in model, a home of its own, not CI, no switch inherited. */
+function serverEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    ...NOT_CI,
+    ORT_DISABLE_TELEMETRY: '',
+    KOKORO_ORT_TELEMETRY: '',
+    HOME: mkdtempSync(join(tmpdir(), 'kokoro-home-')),
+    KOKORO_MODEL_DIR: STANDIN_MODEL_DIR,
+    KOKORO_WORKERS: '2',
+    LOG_LEVEL: 'info',
+    ...extra,
+  };
+}
+
+/** Every file under `dir`, relative to it. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name).slice(dir.length + 1));
+}
+
+function requireTool(name: string): void {
+  const found = spawnSync('sh', ['-c', `command -v ${name}`]).status === 0;
+  if (!found) throw new Error(`${name} is not installed: run sh scripts/test-deps.sh (it installs it)`);
+}
+
+/** One synthesis, so a session has been created and run (the runtime reports both). */
+async function speak(http: string): Promise<void> {
+  const response = await fetch(`${http}/invocations`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ text: 'Hello there. Nothing of this leaves the machine.' }),
+  });
+  expect(response.status).toBe(200);
+  await response.arrayBuffer();
+}
+
+describe('ONNX Runtime telemetry', () => {
+  it('is switched off in the main thread and every worker before the runtime loads; /ping and the log say so', async () => {
+    const record = join(mkdtempSync(join(tmpdir(), 'kokoro-ort-switch-')), 'switch.jsonl');
+    const env = serverEnv({
+      RECORD_ORT_SWITCH_FILE: record,
+      NODE_OPTIONS: `--import ${pathToFileURL(join(ROOT, 'test/fixtures/record-ort-switch.mjs')).href}`,
+    });
+    const server = await startServerProcess(env);
+    try {
+      await speak(server.http);
+      const ping = (await (await fetch(`${server.http}/ping`)).json()) as Record<string, unknown>;
+      expect(ping.onnxruntime_telemetry).toBe('off');
+      expect(server.logs().find((l) => l.msg === 'ready')?.onnxruntimeTelemetry).toBe('off');
+    } finally {
+      await server.stop();
+    }
+    const loads = readFileSync(record, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { thread: number; main: boolean; value: string | null });
+    // Two inference workers loaded the binding (the main thread never does), each with the switch on.
+    expect(loads.filter((l) => !l.main)).toHaveLength(2);
+    expect(loads.map((l) => l.value)).toEqual(loads.map(() => '1'));
+    expect(filesUnder(env.HOME!)).toEqual([]);
+  });
+
+  it('opens no connection but loopback and sends no DNS query (strace)', async () => {
+    requireTool('strace');
+    const trace = join(mkdtempSync(join(tmpdir(), 'kokoro-strace-')), 'trace.txt');
+    const env = serverEnv();
+    const server = await startServerProcess(env, 120_000, [
+      'strace',
+      '-f',
+      '-qq',
+      '-e',
+      'trace=connect,sendto,sendmsg,sendmmsg',
+      '-s',
+      '256',
+      '-o',
+      trace,
+    ]);
+    try {
+      await speak(server.http);
+      // ONNX Runtime's uploader resolved its collector about a second after the sessions existed.
+      await new Promise((r) => setTimeout(r, 4000));
+    } finally {
+      // SIGTERM to strace does not reach the server: stop the server, and strace ends with it.
+      const pid = server.child.pid!;
+      for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ')) {
+        if (child) process.kill(Number(child), 'SIGTERM');
+      }
+      await server.stop();
+    }
+    const lines = readFileSync(trace, 'utf8').split('\n');
+    const connects = lines.filter((l) => /\bconnect\(/.test(l) && /AF_INET6?\b/.test(l));
+    const outside = connects.filter((l) => !/inet_addr\("127\.|inet_pton\(AF_INET6, "::1"/.test(l));
+    expect(outside).toEqual([]);
+    expect(connects.filter((l) => /htons\(53\)/.test(l))).toEqual([]);
+    expect(lines.filter((l) => /microsoft/i.test(l))).toEqual([]);
+    expect(filesUnder(env.HOME!)).toEqual([]);
+  });
+
+  it('control: opted in, the runtime starts its telemetry (in a network namespace where nothing can leave)', async () => {
+    requireTool('unshare');
+    const env = serverEnv({ KOKORO_ORT_TELEMETRY: 'true', PORT: '18080', HOST: '127.0.0.1' });
+    // Not reachable from here (its own network namespace): the log says when it is ready.
+    const result = spawnSync(
+      'timeout',
+      ['-s', 'TERM', '12', 'unshare', '-n', process.execPath, join(ROOT, 'dist/server/main.js')],
+      { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 30_000 },
+    );
+    expect(result.stdout).toContain('"onnxruntimeTelemetry":"on"');
+    const dir = join(env.HOME!, '.cache/Microsoft/DeveloperTools/.onnxruntime');
+    expect(existsSync(dir), result.stderr).toBe(true);
+    expect(filesUnder(dir).sort()).toEqual(['deviceid', 'onnxruntime.db']);
+  });
+});
