@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   TTS_ERR_TIMESTAMPS_UNAVAILABLE: { code: 'timestamps_unavailable', status: 400 },
   TTS_ERR_TEXT_TOO_LONG: { code: 'text_too_long', status: 413 },
   TTS_ERR_PAYLOAD_TOO_LARGE: { code: 'payload_too_large', status: 413 },
+  TTS_ERR_MESSAGE_TOO_FRAGMENTED: { code: 'message_too_fragmented', status: 400 },
   TTS_ERR_UNAUTHORIZED: { code: 'unauthorized', status: 401 },
   TTS_ERR_NOT_FOUND: { code: 'not_found', status: 404 },
   TTS_ERR_UPGRADE_REQUIRED: { code: 'upgrade_required', status: 426 },

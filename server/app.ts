@@ -23,6 +23,7 @@ import { metricsRoutes } from './routes/metrics.ts';
 import { openAiRoutes } from './routes/openai.ts';
 import { isPagePath, pageRoutes } from './routes/page.ts';
 import { pingRoutes } from './routes/ping.ts';
+import { WS_MAX_FRAGMENTS } from './ws-session.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -207,6 +208,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       // After a close frame, how long to wait for the client's before the socket is destroyed
       // (ws 8.19+; @types/ws does not know it yet).
       ...({ closeTimeout: WS_CLOSE_TIMEOUT_MS } as object),
+      // ws 8.20+ (not in @types/ws either): stated here so the error frame can name the number.
+      ...({ maxFragments: WS_MAX_FRAGMENTS } as object),
     },
     errorHandler: (error, socket, request) => {
       // A protocol violation the ws library caught (too many fragments: 1008; a message over

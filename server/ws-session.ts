@@ -24,6 +24,9 @@ const SEND_HIGH_WATER_BYTES = 1024 * 1024;
 /** A session that keeps flooding this many times past its cap is closed with 1008. */
 const FLOOD_FACTOR = 4;
 
+/** A message may arrive in at most this many fragments (ws's own default, stated here). */
+export const WS_MAX_FRAGMENTS = 16_384;
+
 /** Fields that only the first append of an utterance may carry. */
 const UTTERANCE_OPTIONS = [
   'voice',
@@ -111,6 +114,8 @@ export class Session implements Drainable {
   /** `{"type":"close"}` arrived: later messages are ignored. */
   #closeReceived = false;
   #gone = false;
+  /** The server has sent its close frame: nothing that arrives after it is acted on. */
+  #closing = false;
   /** Shutdown began: messages already received are finished, new ones refused. */
   #draining = false;
   #overflow = 0;
@@ -134,9 +139,12 @@ export class Session implements Drainable {
     this.#dialect = deps.dialect ?? NATIVE_DIALECT;
     this.#log = deps.log.child({ sessionId: this.id });
     socket.on('message', (data) => {
+      // Once the server has decided to close, what still arrives costs nothing: no parse, no log.
+      if (this.#closing) return;
       this.#idleTimer?.refresh();
       this.#receive(toBuffer(data));
     });
+    this.#explainProtocolCloses(socket);
     socket.on('ping', () => this.#idleTimer?.refresh());
     socket.on('close', (code) => this.#onGone(code));
     this.#idleTimer = this.#startIdleTimer(deps.config.wsIdleTimeoutS);
@@ -237,6 +245,9 @@ export class Session implements Drainable {
       if (this.#overflow > wsMaxPending * FLOOD_FACTOR) {
         this.#log.warn({ pending: this.#queue.length }, 'closing a session that floods past its queue');
         this.#close(1008, 'too many pending messages');
+        // Nothing more is read: what the flooder sends stays in the kernel's buffers until ws
+        // destroys the socket (its close timeout), instead of costing a parse and a log line each.
+        this.#socket.pause();
         return false;
       }
       void this.#sendError(
@@ -515,8 +526,30 @@ export class Session implements Drainable {
   }
 
   #close(code: number, reason: string): void {
-    if (this.#gone) return;
+    if (this.#gone || this.#closing) return;
+    this.#closing = true;
     this.#socket.close(code, reason);
+  }
+
+  /**
+   * ws refuses a message in more than WS_MAX_FRAGMENTS fragments (or chunks) by closing with a bare
+   * 1008 itself, before it emits the error. Its receiver reports the error first, so this listener,
+   * put ahead of ws's own, sends the client an error frame and a close whose reason names it; ws's
+   * own close then finds the session already closing and does nothing more.
+   */
+  #explainProtocolCloses(socket: WebSocket): void {
+    const receiver = (socket as unknown as { _receiver?: NodeJS.EventEmitter })._receiver;
+    receiver?.prependListener('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'WS_ERR_TOO_MANY_BUFFERED_PARTS' || this.#closing) return;
+      void this.#sendError(
+        ttsError(
+          'TTS_ERR_MESSAGE_TOO_FRAGMENTED',
+          `A message may arrive in at most ${WS_MAX_FRAGMENTS} fragments; send it in fewer, larger frames (one frame per message is usual)`,
+        ),
+        undefined,
+      );
+      this.#close(1008, 'message_too_fragmented');
+    });
   }
 
   /**

@@ -252,12 +252,23 @@ describe('fragments', () => {
   });
   afterAll(() => server.close());
 
-  /** Sends a message in `count` fragments of `size` bytes; resolves with the close code the client saw. */
-  function fragmented(count: number, size: number): Promise<number> {
+  interface Ending {
+    readonly code: number;
+    readonly reason: string;
+    /** The control frames the client got before the close. */
+    readonly controls: Record<string, unknown>[];
+  }
+
+  /** Sends a message in `count` fragments of `size` bytes; resolves with how the session ended. */
+  function fragmented(count: number, size: number): Promise<Ending> {
     return new Promise((resolve, reject) => {
       const socket = new WebSocket(server.ws);
-      socket.on('error', () => {}); // the close code is what the test reads
-      socket.on('close', (code) => resolve(code));
+      const controls: Record<string, unknown>[] = [];
+      socket.on('error', () => {}); // the close is what the test reads
+      socket.on('message', (data, binary) => {
+        if (!binary) controls.push(JSON.parse(String(data)) as Record<string, unknown>);
+      });
+      socket.on('close', (code, reason) => resolve({ code, reason: reason.toString(), controls }));
       socket.on('open', () => {
         const piece = Buffer.alloc(size, 0x61);
         for (let i = 0; i < count; i++) socket.send(piece, { fin: false, binary: true });
@@ -267,13 +278,28 @@ describe('fragments', () => {
     });
   }
 
-  it('too many fragments end in a 1008 close frame that reaches the client (not a reset)', async () => {
-    expect(await fragmented(100_000, 1)).toBe(1008);
-    expect(await fragmented(16_385, 1)).toBe(1008);
+  it('too many fragments: an error frame message_too_fragmented, then a 1008 close naming it (not a reset)', async () => {
+    for (const count of [100_000, 16_385]) {
+      const ending = await fragmented(count, 1);
+      expect(ending.code, `${count} fragments`).toBe(1008);
+      expect(ending.reason).toBe('message_too_fragmented');
+      expect(ending.controls).toEqual([
+        expect.objectContaining({
+          type: 'error',
+          code: 'message_too_fragmented',
+          message: expect.stringContaining('at most 16384 fragments'),
+        }),
+      ]);
+    }
+    // The server serves on.
+    const client = await TestClient.open(server.ws);
+    client.send({ text: 'After the fragments.' });
+    await client.untilControls('synthesis_complete', 1);
+    client.close();
   });
 
   it('a message over WS_MAX_MESSAGE_BYTES, in fragments, ends in a 1009 close frame', async () => {
-    expect(await fragmented(300, 8 * 1024)).toBe(1009);
+    expect((await fragmented(300, 8 * 1024)).code).toBe(1009);
   });
 
   it('a message in many fragments under the limits is answered', async () => {
@@ -320,5 +346,45 @@ describe('slowloris', () => {
     await client.untilControls('synthesis_complete', 1);
     expect(client.closeCode).toBeUndefined();
     client.close();
+  });
+});
+
+describe('a flooder, once closed', () => {
+  let server: ServerProcess;
+  beforeAll(async () => {
+    server = await startServerProcess({
+      KOKORO_MODEL_DIR: STANDIN_MODEL_DIR,
+      KOKORO_WORKERS: '1',
+      WS_MAX_PENDING: '4',
+      LOG_LEVEL: 'info',
+    });
+  });
+  afterAll(() => server.stop());
+
+  it('is closed once with a reason, logged once, and nothing it sends afterwards is read', async () => {
+    const socket = new WebSocket(server.ws);
+    await new Promise((resolve) => socket.once('open', resolve));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
+    socket.on('error', () => {});
+    // Far past the cap (4 pending; closed after 16 more): 20,000 small messages at once.
+    const message = Buffer.from(JSON.stringify({ text: 'Flood.' }));
+    for (let i = 0; i < 20_000; i++) socket.send(message);
+    expect(await closed).toEqual({ code: 1008, reason: 'too many pending messages' });
+    // Another session is served, and its log lines are in by then.
+    const client = await TestClient.open(server.ws);
+    client.send({ text: 'After the flood.' });
+    await client.untilControls('synthesis_complete', 1);
+    client.close();
+    const logs = server.logs();
+    const flooder = logs.find((l) => l.msg === 'closing a session that floods past its queue')?.sessionId;
+    expect(flooder).toBeDefined();
+    const lines = logs.filter((l) => l.sessionId === flooder);
+    expect(lines.filter((l) => l.msg === 'closing a session that floods past its queue')).toHaveLength(1);
+    // Opened, a few synthesized, 16 refusals (busy) before the decision, closed: bounded, whatever
+    // the flooder sent after the close.
+    expect(lines.length).toBeLessThan(60);
+    expect((await fetch(`${server.http}/ping`)).status).toBe(200);
   });
 });
