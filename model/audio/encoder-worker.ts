@@ -59,9 +59,13 @@ port.on('message', (message: ToEncoder) => {
         try {
           const encoder = await stream.encoder;
           const bytes = message.type === 'push' ? await encoder.push(message.pcm) : await encoder.end();
-          // Copy out of shared or pooled memory so the buffer can be transferred.
+          // Copy out of shared or pooled memory so the buffer can be transferred. A copy by
+          // `new Uint8Array`: a Buffer's slice() is a view, and Node 26 refuses to transfer the
+          // pool a small Buffer lives in ("Cannot transfer object of unsupported type").
           const own =
-            bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
+            bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+              ? bytes
+              : new Uint8Array(bytes);
           reply({ type: 'data', id: message.id, seq: message.seq, bytes: own });
         } catch (err) {
           reply({ type: 'error', id: message.id, seq: message.seq, message: errorText(err) });
