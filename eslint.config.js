@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 import noImportCycle from './scripts/lint/no-import-cycle.js';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'models/', 'test/fixtures/'] },
+  { ignores: ['**/dist/', 'node_modules/', 'models/', 'test/fixtures/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

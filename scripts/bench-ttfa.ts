@@ -1,5 +1,5 @@
 /**
- * Time to first audio from the agent's side, with the client toolkit (`client/`):
+ * Time to first audio from the agent's side, with the client toolkit (`kokoro-stream-client`):
  *
  *  1. Transport isolation: one 4-sentence text as one message vs its first sentence alone, over
  *     POST and over one WebSocket session (medians of several trials, side by side).
@@ -18,7 +18,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { IncrementalSentenceChunker, TtsSession, readSse } from '../client/index.ts';
+import { IncrementalSentenceChunker, TtsSession, readSse } from 'kokoro-stream-client';
 import { writeStandinModelDir } from './lib/standin-model.ts';
 import { timePost } from './lib/http-timing.ts';
 import { RawWsSession } from './lib/raw-ws.ts';

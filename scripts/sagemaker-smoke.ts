@@ -14,10 +14,14 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { TtsEvent } from '../client/events.ts';
+import type { TtsEvent } from 'kokoro-stream-client';
+import {
+  SageMakerTtsSession,
+  type BidiCommandFactory,
+  type BidiStreamClient,
+} from 'kokoro-stream-client/sagemaker';
 import { wavFile } from '../model/audio/wav.ts';
 import { codePointLength } from '../protocol/request.ts';
-import { SageMakerTtsSession, type BidiCommandFactory, type BidiStreamClient } from '../client/sagemaker.ts';
 import {
   DEFAULT_TEXTS,
   PCM_SAMPLE_RATE,

@@ -11,7 +11,7 @@
 import { createReadStream, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { IncrementalSentenceChunker, TtsSession } from '../client/index.ts';
+import { IncrementalSentenceChunker, TtsSession } from 'kokoro-stream-client';
 import { wavFile } from '../model/audio/wav.ts';
 import { runMain } from './lib/cli.ts';
 

@@ -6,9 +6,8 @@
  * bisection between the last rung within it and the first outside. Drivers for a URL (this
  * server, local or not) and for a SageMaker endpoint through the client toolkit.
  */
-import { SageMakerTtsSession, invokeStreaming } from '../../client/sagemaker.ts';
-import { TtsSession } from '../../client/session.ts';
-import type { TtsEvent } from '../../client/events.ts';
+import { SageMakerTtsSession, invokeStreaming } from 'kokoro-stream-client/sagemaker';
+import { TtsSession, type TtsEvent } from 'kokoro-stream-client';
 import { markdownTable, quantile, round } from './stats.ts';
 
 export type Transport = 'ws' | 'http';

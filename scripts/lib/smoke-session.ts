@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
-import { AsyncQueue } from '../../client/async-queue.ts';
+import { AsyncQueue } from 'kokoro-stream-client';
 import { wavFile } from '../../model/audio/wav.ts';
 import { codePointLength } from '../../protocol/request.ts';
 import {

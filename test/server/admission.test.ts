@@ -6,7 +6,7 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TtsSession } from '../../client/index.ts';
+import { TtsSession } from 'kokoro-stream-client';
 import { startServer, type TestServer } from './harness.ts';
 
 const LONG = Array.from({ length: 40 }, (_, i) => `This is sentence ${i + 1} of a long answer.`).join(' ');

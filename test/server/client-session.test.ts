@@ -15,7 +15,7 @@ import {
   type AudioStreamEvent,
   type TtsEvent,
   type WebSocketConstructor,
-} from '../../client/index.ts';
+} from 'kokoro-stream-client';
 import { startServer, type TestServer } from './harness.ts';
 
 let server: TestServer;
@@ -570,7 +570,7 @@ describe('TtsSession frame handling (a scripted socket)', () => {
 });
 
 describe('client module boundaries', () => {
-  /** Every module reachable from client/index.ts through relative imports, with its bare imports. */
+  /** Every module reachable from the client's index.ts through relative imports, with its bare imports. */
   function importGraph(entry: string): Map<string, string[]> {
     const graph = new Map<string, string[]>();
     const visit = (file: string) => {
@@ -590,13 +590,13 @@ describe('client module boundaries', () => {
   }
 
   it('loads no server code: no Fastify, onnxruntime-node, worker threads, espeak-ng or server/', () => {
-    const graph = importGraph(fileURLToPath(new URL('../../client/index.ts', import.meta.url)));
+    const graph = importGraph(fileURLToPath(new URL('../../packages/client/src/index.ts', import.meta.url)));
     const root = fileURLToPath(new URL('../../', import.meta.url));
     const files = [...graph.keys()].map((f) => f.slice(root.length));
     expect(files).toEqual(
       expect.arrayContaining([
-        'client/index.ts',
-        'client/session.ts',
+        'packages/client/src/index.ts',
+        'packages/client/src/session.ts',
         'model/text/sentences.ts',
         'protocol/index.ts',
       ]),
@@ -604,7 +604,10 @@ describe('client module boundaries', () => {
     // The client, the pure wire contract and the sentence chunker: nothing else.
     expect(
       files.filter(
-        (f) => !f.startsWith('client/') && !f.startsWith('protocol/') && f !== 'model/text/sentences.ts',
+        (f) =>
+          !f.startsWith('packages/client/src/') &&
+          !f.startsWith('protocol/') &&
+          f !== 'model/text/sentences.ts',
       ),
     ).toEqual([]);
     const bare = [...graph.values()].flat();

@@ -12,21 +12,21 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { AsyncQueue } from '../../client/async-queue.ts';
 import {
+  AsyncQueue,
   TtsRequestError,
   TtsSession,
   type SynthesisOptions,
   type TtsCancelledEvent,
   type TtsEvent,
-} from '../../client/index.ts';
+} from 'kokoro-stream-client';
 import {
   SageMakerTtsSession,
   type BidiInvokeInput,
   type BidiResponseEvent,
   type BidiStreamClient,
   type TtsResult,
-} from '../../client/sagemaker.ts';
+} from 'kokoro-stream-client/sagemaker';
 import { writeStandinModelDir } from '../../scripts/lib/standin-model.ts';
 import { startServer, type TestServer, llmTokens } from './harness.ts';
 

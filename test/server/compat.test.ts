@@ -8,10 +8,10 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { readSse } from 'kokoro-stream-client';
 import { MESSAGE_TOKENS } from '../../protocol/errors.ts';
 import { SynthesisError } from '../../dist/model/engine.js';
 import { toErrorBody, toHttpErrorBody, ttsError } from '../../dist/server/errors.js';
-import { readSse } from '../../client/sse.ts';
 import { TestClient, startServer, type TestServer } from './harness.ts';
 
 interface Answer {

@@ -7,11 +7,11 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readSse } from 'kokoro-stream-client';
 import { ERROR_CODES, FORMATS, OPENAI_MODELS, OPENAI_VOICES } from '../../protocol/index.ts';
 import type { Engine } from '../../dist/model/engine.js';
 import { parseConfig } from '../../dist/server/config.js';
 import { parseOptions } from '../../dist/server/request.js';
-import { readSse } from '../../client/sse.ts';
 import { startServer, TestClient, type TestServer } from './harness.ts';
 
 const TIMESTAMPED_MODEL_DIR = fileURLToPath(

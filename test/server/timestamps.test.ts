@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readSse } from '../../client/sse.ts';
+import { readSse } from 'kokoro-stream-client';
 import { TestClient, requestsOf, startServer, type Frame, type TestServer } from './harness.ts';
 
 const TIMESTAMPED = fileURLToPath(new URL('../fixtures/standin-model-timestamped', import.meta.url));

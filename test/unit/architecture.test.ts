@@ -33,7 +33,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   'model/inference/': ['model/text/', 'model/kokoro/', 'model/audio/pcm.ts', 'model/threads.ts', 'protocol/'],
   'model/audio/': ['model/kokoro/', 'model/threads.ts', 'protocol/'],
   'server/': ['model/engine.ts', 'protocol/'],
-  'client/': ['protocol/', 'model/text/sentences.ts'],
+  'packages/client/src/': ['protocol/', 'model/text/sentences.ts'],
 };
 
 describe('architecture', () => {
@@ -48,10 +48,19 @@ describe('architecture', () => {
     expect(outside).toEqual([]);
   });
 
+  it('scripts/ reach the client by its package name only, so they run on its build', () => {
+    const inside = sources('scripts').flatMap((file) =>
+      imports(file)
+        .filter((target) => target.startsWith('packages/'))
+        .map((target) => `${file} → ${target}`),
+    );
+    expect(inside).toEqual([]);
+  });
+
   it('names only folders and files that exist', () => {
     const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
     const named = [
-      ...doc.matchAll(/`((?:protocol|model|server|client|scripts|docker|test)\/[\w./-]*)`/g),
+      ...doc.matchAll(/`((?:protocol|model|server|packages|scripts|docker|test)\/[\w./-]*)`/g),
     ].map((m) => m[1]!);
     expect(named.length).toBeGreaterThan(10);
     expect(named.filter((p) => !existsSync(join(ROOT, p)))).toEqual([]);

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { IncrementalSentenceChunker, splitSentences, type ChunkerOptions } from '../../client/index.ts';
+import {
+  IncrementalSentenceChunker,
+  splitSentences,
+  type ChunkerOptions,
+} from '../../packages/client/src/index.ts';
 
 /** A seeded generator, so that a failing fragmentation can be reproduced. */
 function random(seed: number): () => number {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeControlFrame, isControlFrame } from '../../client/index.ts';
+import { decodeControlFrame, isControlFrame } from '../../packages/client/src/index.ts';
 
 const bytes = (...values: number[]): Uint8Array => Uint8Array.from(values);
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);

@@ -19,10 +19,10 @@ import {
   type BidiPayloadPart,
   type BidiResponseEvent,
   type BidiStreamClient,
-} from '../../client/sagemaker.ts';
-import type { AudioStreamEvent } from '../../client/sse.ts';
+} from '../../packages/client/src/sagemaker.ts';
+import type { AudioStreamEvent } from '../../packages/client/src/sse.ts';
 import { decodeControlFrame } from '../../protocol/frames.ts';
-import type { TtsEvent } from '../../client/events.ts';
+import type { TtsEvent } from '../../packages/client/src/events.ts';
 import { wavName } from '../../scripts/lib/smoke-checks.ts';
 import { UsageError, formatTable, main, parseCliArgs } from '../../scripts/sagemaker-smoke.ts';
 

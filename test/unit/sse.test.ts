@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseParser, decodeAudioEvent, readSse } from '../../client/sse.ts';
+import { SseParser, decodeAudioEvent, readSse } from '../../packages/client/src/sse.ts';
 import { formatSseEvent } from '../../protocol/sse.ts';
 
 /** A recorded-shaped stream: start, three audio chunks (binary data with every byte value), end. */

@@ -4,7 +4,7 @@
  * open. A request stays open until its `synthesis_complete`, an `error` that ends it, or a
  * `synthesis_cancelled` that names it. Shared by the WebSocket and the SageMaker sessions.
  */
-import { ERROR_CODES } from '../protocol/errors.ts';
+import { ERROR_CODES } from '../../../protocol/errors.ts';
 import type { TtsAudioEvent, TtsEvent, TtsWord } from './events.ts';
 
 /** The events a control frame becomes. */

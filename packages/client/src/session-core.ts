@@ -3,8 +3,8 @@
  * requests, streamed text and cancels; which request each frame belongs to; the results that
  * `request()` and `flush()` collect; and the answers that `cancel()` waits for.
  */
-import { concatBytes } from '../protocol/bytes.ts';
-import { MAX_REQUEST_ID_CHARS, type SynthesisOptions } from '../protocol/request.ts';
+import { concatBytes } from '../../../protocol/bytes.ts';
+import { MAX_REQUEST_ID_CHARS, type SynthesisOptions } from '../../../protocol/request.ts';
 import { RequestTracker, type TtsControlEvent } from './attribution.ts';
 import type { TtsCancelledEvent, TtsCompleteEvent, TtsEvent, TtsWord } from './events.ts';
 

@@ -7,9 +7,9 @@
  *
  * Runs in Node.js (the `ws` package, loaded on first use) and in browsers (pass their `WebSocket`).
  */
-import { concatBytes } from '../protocol/bytes.ts';
-import { decodeControlFrame } from '../protocol/frames.ts';
-import type { SynthesisOptions } from '../protocol/request.ts';
+import { concatBytes } from '../../../protocol/bytes.ts';
+import { decodeControlFrame } from '../../../protocol/frames.ts';
+import type { SynthesisOptions } from '../../../protocol/request.ts';
 import { AsyncQueue } from './async-queue.ts';
 import type { TtsCancelledEvent, TtsClosedEvent, TtsEvent } from './events.ts';
 import { SessionCore, type TtsResult } from './session-core.ts';

@@ -1,12 +1,16 @@
 /**
- * What client authors import (`kokoro-stream-server/client`): the WebSocket session client, the
+ * What client authors import (`kokoro-stream-client`): the WebSocket session client, the
  * streaming sentence chunker for LLM output, the wire contract (request options, control frames and
- * the rule that tells them from audio, formats, error codes), and the SSE reader. Nothing here loads
- * server code (Fastify, onnxruntime-node, worker threads, espeak-ng) or the AWS SDK, so it runs
- * in browsers as well as in Node. The SageMaker transports are a subpath of their own,
- * `kokoro-stream-server/client/sagemaker`.
+ * the rule that tells them from audio, formats, error codes), the SSE reader and the queue they share.
+ * Nothing here loads server code (Fastify, onnxruntime-node, worker threads, espeak-ng), the AWS SDK
+ * or a Node built-in, so it runs in browsers as well as in Node. The SageMaker transports are a
+ * subpath of their own, `kokoro-stream-client/sagemaker`.
  */
-export { IncrementalSentenceChunker, splitSentences, type ChunkerOptions } from '../model/text/sentences.ts';
+export {
+  IncrementalSentenceChunker,
+  splitSentences,
+  type ChunkerOptions,
+} from '../../../model/text/sentences.ts';
 export {
   CLOSE_MESSAGE,
   ERROR_CODES,
@@ -23,7 +27,7 @@ export {
   type SynthesisOptions,
   type SynthesisStartFrame,
   type WordTimestampsFrame,
-} from '../protocol/index.ts';
+} from '../../../protocol/index.ts';
 export type {
   TtsAudioEvent,
   TtsCancelledEvent,
@@ -43,6 +47,7 @@ export {
   type WebSocketConstructor,
   type WebSocketLike,
 } from './session.ts';
+export { AsyncQueue } from './async-queue.ts';
 export {
   SseParser,
   readSse,

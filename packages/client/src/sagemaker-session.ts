@@ -2,9 +2,9 @@
  * Many synthesis requests over one `InvokeEndpointWithBidirectionalStream` call (the SageMaker
  * Runtime HTTP/2 service), the same shape as a WebSocket session with the container.
  */
-import { concatBytes } from '../protocol/bytes.ts';
-import { decodeControlFrame } from '../protocol/frames.ts';
-import { requestMessage, type SynthesisOptions } from '../protocol/request.ts';
+import { concatBytes } from '../../../protocol/bytes.ts';
+import { decodeControlFrame } from '../../../protocol/frames.ts';
+import { requestMessage, type SynthesisOptions } from '../../../protocol/request.ts';
 import { AsyncQueue } from './async-queue.ts';
 import type { TtsCancelledEvent, TtsEvent } from './events.ts';
 import { SessionCore, type TtsResult } from './session-core.ts';

@@ -2,7 +2,7 @@
  * One request through `InvokeEndpointWithResponseStream` (the container's `POST /invocations`), as
  * raw audio bytes or as decoded SSE events.
  */
-import { requestMessage, type SynthesisOptions } from '../protocol/request.ts';
+import { requestMessage, type SynthesisOptions } from '../../../protocol/request.ts';
 import { SseParser, decodeAudioEvent, type AudioStreamEvent } from './sse.ts';
 import {
   encoder,

@@ -58,7 +58,8 @@ export type BidiCommandFactory = (input: BidiInvokeInput) => object;
 // Shared pieces
 // ---------------------------------------------------------------------------------------------
 
-export const encoder = new TextEncoder();
+// Typed by shape: inferred, the declarations would name Node's util.TextEncoder, which browsers lack.
+export const encoder: { encode(text: string): Uint8Array } = new TextEncoder();
 
 export function toBytes(value: Uint8Array | string | undefined): Uint8Array {
   if (value === undefined) return new Uint8Array(0);
