@@ -29,7 +29,7 @@ if [ "$#" -eq 0 ]; then
   # audio format at every rate (Node 26 refused to transfer a pooled Buffer that 20 let through).
   set -- test/server/http.test.ts test/server/ws.test.ts test/server/openai.test.ts \
     test/server/process.test.ts test/server/container.test.ts test/server/languages.test.ts \
-    test/server/telemetry.test.ts test/server/formats.test.ts
+    test/server/telemetry.test.ts test/server/formats.test.ts test/server/attacks.test.ts
 fi
 # The harness starts servers with process.execPath: this Node, in every server and worker.
 exec "$node" node_modules/vitest/vitest.mjs run "$@"

@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
+import { pinMmapThreshold } from './allocator.ts';
 import { createEngine, fetchModel, locateModel, type Engine } from '../model/engine.ts';
 import { buildApp } from './app.ts';
 import { ConfigError, engineOptions, parseConfig, type Config } from './config.ts';
@@ -64,6 +65,8 @@ async function closeBy(
 }
 
 async function main(): Promise<void> {
+  // First: this may re-execute the process (glibc reads the variable only at startup).
+  const allocator = pinMmapThreshold();
   let config: Config;
   try {
     config = parseConfig(process.env);
@@ -203,6 +206,7 @@ async function main(): Promise<void> {
       warmupMs: Math.round(warmupMs),
       ladder,
       onnxruntimeTelemetry: telemetry,
+      malloc: allocator,
     },
     'ready',
   );
