@@ -13,6 +13,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { decode } from './lib/audio-decode.ts';
 import { parseFlags, runMain, UsageError } from './lib/cli.ts';
 import { dockerfileNodeImage, nodeBaseImage, parseNodeImage } from './lib/image-base.ts';
 import { devDependenciesIn, imageConfigProblems, megabytes, type ImageInspect } from './lib/image-checks.ts';
@@ -65,41 +66,6 @@ function runPrefixed(command: string, args: readonly string[], prefix: string): 
     child.stderr.on('data', print);
     child.once('error', reject);
     child.once('close', resolve);
-  });
-}
-
-/** Decodes ADTS AAC with the host's ffmpeg; returns the number of samples (fails on any message). */
-function decodeAac(aac: Uint8Array): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const ff = spawn('ffmpeg', [
-      '-v',
-      'error',
-      '-f',
-      'aac',
-      '-i',
-      'pipe:0',
-      '-f',
-      's16le',
-      '-ac',
-      '1',
-      'pipe:1',
-    ]);
-    let samples = 0;
-    let errors = '';
-    ff.stdout.on('data', (d: Buffer) => (samples += d.length / 2));
-    ff.stderr.on('data', (d: Buffer) => (errors += d.toString('utf8')));
-    ff.once('error', (e) =>
-      reject(
-        new Error(`cannot run ffmpeg to decode the AAC (${e.message}); sh scripts/test-deps.sh installs it`),
-      ),
-    );
-    ff.once('close', (code) =>
-      code === 0 && errors.trim() === ''
-        ? resolve(samples)
-        : reject(new Error(`ffmpeg could not decode the AAC (exit ${code}): ${errors.trim()}`)),
-    );
-    ff.stdin.on('error', () => undefined);
-    ff.stdin.end(aac);
   });
 }
 
@@ -331,7 +297,12 @@ export async function main(argv: readonly string[]): Promise<number> {
         );
       const type = res.headers.get('content-type') ?? '';
       if (!type.startsWith('audio/aac')) fail(`POST /invocations (aac) answered ${type}, not audio/aac`);
-      const samples = await decodeAac(body);
+      const decoded = decode(body, 'aac', 24_000);
+      if (!decoded.ok)
+        fail(
+          `ffmpeg could not decode the AAC (sh scripts/test-deps.sh installs it): ${decoded.stderr.trim()}`,
+        );
+      const samples = decoded.samples.length;
       if (samples < 2400) fail(`the AAC decodes to ${samples} samples, less than 0.1 s`);
       log(`  ${body.length} bytes of ADTS decode to ${(samples / 24_000).toFixed(2)} s at 24 kHz`);
     });

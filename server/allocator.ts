@@ -2,16 +2,18 @@
  * glibc's malloc and memory it has freed. Above a threshold, malloc takes a block from the kernel
  * (mmap) and gives it back when freed; but that threshold moves up to the size of every such block
  * freed, up to 32 MB, so after the first large message or long sentence every later audio buffer
- * comes from the heap, and what is freed there stays with the process. After a burst of malformed
- * input and long garbage texts, the server held about 150 MB more than before it and never gave it
- * back; with the threshold pinned at 1 MB it held about 55 MB (README, "Memory").
+ * comes from the heap, and what is freed there stays with the process (`npm run bench:memory`
+ * measures a burst of malformed input with and without the pin; README, "Memory after a burst").
  *
  * Pinning it takes `MALLOC_MMAP_THRESHOLD_` in the environment before the process starts: glibc
  * reads it once, at startup. So the process re-executes itself with it (same PID, same arguments,
- * `process.execve`, Node 22.15 and later), unless the operator set it, or the allocator is not glibc.
+ * `process.execve`, Node 22.15 and later), unless the operator set it, turned it off
+ * (`KOKORO_MALLOC_PIN=false`), or the allocator is not glibc.
  */
 
 export const MMAP_THRESHOLD_VARIABLE = 'MALLOC_MMAP_THRESHOLD_';
+/** `KOKORO_MALLOC_PIN=false` leaves glibc's moving threshold alone (`npm run bench:memory` compares). */
+export const PIN_VARIABLE = 'KOKORO_MALLOC_PIN';
 /** Blocks of 1 MB and more (the audio of a long piece, a large message) go back to the kernel when freed. */
 export const MMAP_THRESHOLD_BYTES = 1024 * 1024;
 
@@ -57,6 +59,9 @@ export function pinMmapThreshold(proc: Process = thisProcess()): AllocatorState 
     return { mmapThreshold: set, by: set === String(MMAP_THRESHOLD_BYTES) ? 'server' : 'operator' };
   }
   if (proc.glibc === undefined) return { mmapThreshold: 'glibc default', reason: 'not glibc' };
+  if (proc.env[PIN_VARIABLE]?.trim().toLowerCase() === 'false') {
+    return { mmapThreshold: 'glibc default', reason: `${PIN_VARIABLE}=false` };
+  }
   if (!proc.execve) {
     return {
       mmapThreshold: 'glibc default',

@@ -114,8 +114,6 @@ export class Session implements Drainable {
   /** `{"type":"close"}` arrived: later messages are ignored. */
   #closeReceived = false;
   #gone = false;
-  /** The server has sent its close frame: nothing that arrives after it is acted on. */
-  #closing = false;
   /** Shutdown began: messages already received are finished, new ones refused. */
   #draining = false;
   #overflow = 0;
@@ -139,8 +137,8 @@ export class Session implements Drainable {
     this.#dialect = deps.dialect ?? NATIVE_DIALECT;
     this.#log = deps.log.child({ sessionId: this.id });
     socket.on('message', (data) => {
-      // Once the server has decided to close, what still arrives costs nothing: no parse, no log.
-      if (this.#closing) return;
+      // Once the server has sent its close frame, what still arrives costs nothing: no parse, no log.
+      if (socket.readyState !== socket.OPEN) return;
       this.#idleTimer?.refresh();
       this.#receive(toBuffer(data));
     });
@@ -526,8 +524,7 @@ export class Session implements Drainable {
   }
 
   #close(code: number, reason: string): void {
-    if (this.#gone || this.#closing) return;
-    this.#closing = true;
+    if (this.#gone || this.#socket.readyState !== this.#socket.OPEN) return;
     this.#socket.close(code, reason);
   }
 
@@ -540,7 +537,7 @@ export class Session implements Drainable {
   #explainProtocolCloses(socket: WebSocket): void {
     const receiver = (socket as unknown as { _receiver?: NodeJS.EventEmitter })._receiver;
     receiver?.prependListener('error', (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'WS_ERR_TOO_MANY_BUFFERED_PARTS' || this.#closing) return;
+      if (err.code !== 'WS_ERR_TOO_MANY_BUFFERED_PARTS' || socket.readyState !== socket.OPEN) return;
       void this.#sendError(
         ttsError(
           'TTS_ERR_MESSAGE_TOO_FRAGMENTED',

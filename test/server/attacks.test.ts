@@ -7,6 +7,7 @@ import { request, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { malformedBurst } from '../../scripts/lib/malformed-burst.ts';
 import { startServerProcess, type ServerProcess } from '../../scripts/lib/server-process.ts';
 import { STANDIN_MODEL_DIR, TestClient, startServer, type TestServer } from './harness.ts';
 
@@ -406,45 +407,10 @@ describe.runIf(canPin)('memory after a burst of malformed input', () => {
   });
   afterAll(() => server.stop());
 
-  /** The server process's resident memory, in MB (the same PID after it re-executed itself). */
-  function rssMb(): number {
-    const status = readFileSync(`/proc/${server.child.pid}/status`, 'utf8');
-    return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
-  }
-
   /** The main thread's V8 heap in use, in MB (from /metrics). */
   async function heapUsedMb(): Promise<number> {
     const text = await (await fetch(`${server.http}/metrics`)).text();
     return Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(text)![1]) / (1024 * 1024);
-  }
-
-  /** One session: `parts` as one message (fin on the last), until its answer, an error or a close. */
-  function oneCase(parts: readonly Buffer[]): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const socket = new WebSocket(server.ws);
-      socket.on('error', () => {});
-      socket.on('close', () => resolve());
-      socket.on('message', (data, binary) => {
-        if (binary) return;
-        const type = (JSON.parse(String(data)) as { type: string }).type;
-        if (type === 'synthesis_complete' || type === 'error') socket.close();
-      });
-      socket.on('open', () =>
-        parts.forEach((p, i) => socket.send(p, { fin: i === parts.length - 1, binary: true })),
-      );
-      setTimeout(() => reject(new Error('no answer')), 60_000).unref();
-    });
-  }
-
-  /** Text no language reads: combining marks, Han, emoji, arrows and letters, seeded. */
-  function garbage(length: number, seed: number): string {
-    let state = seed;
-    const next = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
-    const ranges = [0x300, 0x4e00, 0x1f600, 0x2190, 0x61];
-    let text = '';
-    for (let i = 0; i < length; i++)
-      text += String.fromCodePoint(ranges[Math.floor(next() * 5)]! + Math.floor(next() * 64));
-    return text;
   }
 
   it('the server pinned the threshold itself: same PID, the variable in its environment, the log says so', () => {
@@ -457,31 +423,14 @@ describe.runIf(canPin)('memory after a burst of malformed input', () => {
   });
 
   it('comes back: after 84 malformed cases the heap is where it was, and RSS within 200 MB of what one long request left', async () => {
-    // The working set of the longest input (510 phoneme ids a piece) exists after any long request.
-    await oneCase([
-      Buffer.from(JSON.stringify({ text: 'the quick brown fox jumps over the lazy dog, '.repeat(60) })),
-    ]);
-    await new Promise((r) => setTimeout(r, 3000));
-    const baseline = rssMb();
     const heapBefore = await heapUsedMb();
-    const MB = 1024 * 1024;
-    const kinds: ((i: number) => Buffer[])[] = [
-      () => [Buffer.concat([Buffer.from('{"text":'), Buffer.alloc(MB - 100, 0x61)])], // not JSON
-      () => [Buffer.alloc(256 * 1024, 0xff)], // not UTF-8
-      () => [Buffer.alloc(MB + 10, 0x61)], // over WS_MAX_MESSAGE_BYTES: 1009
-      () => [Buffer.from(JSON.stringify({ text: 'a '.repeat(5000) }))], // text_too_long
-      () => Array.from({ length: 300 }, () => Buffer.alloc(2048, 0x62)), // over the size, in fragments
-      (i) => [Buffer.from(JSON.stringify({ text: garbage(4000, i + 1) }))], // synthesized, 40 long pieces
-    ];
-    for (let i = 0; i < 84; i++) await oneCase(kinds[i % kinds.length]!(i));
-    await new Promise((r) => setTimeout(r, 5000));
-    const after = rssMb();
+    // The same PID after the server re-executed itself.
+    const { baselineMb, afterMb } = await malformedBurst({ ws: server.ws, pid: server.child.pid! });
     // Bounds against retention by the server's own code (a session, a buffer or a map entry kept
-    // per case), not a verdict on the threshold: on this 2-core machine the same burst left 54 to
-    // 106 MB of RSS pinned and 83 to 189 MB unpinned (README, "Memory after a burst").
+    // per case), not a verdict on the threshold: `npm run bench:memory` compares the two.
     expect(
-      after - baseline,
-      `RSS ${baseline.toFixed(0)} MB before the burst, ${after.toFixed(0)} MB after`,
+      afterMb - baselineMb,
+      `RSS ${baselineMb.toFixed(0)} MB before the burst, ${afterMb.toFixed(0)} MB after`,
     ).toBeLessThan(200);
     await expect.poll(heapUsedMb, { timeout: 20_000, interval: 1000 }).toBeLessThan(heapBefore + 16);
     expect((await fetch(`${server.http}/ping`)).status).toBe(200);

@@ -37,6 +37,10 @@ describe("glibc's mmap threshold", () => {
       [{ env: { MALLOC_MMAP_THRESHOLD_: '65536' } }, { mmapThreshold: '65536', by: 'operator' }],
       [{ glibc: undefined }, { mmapThreshold: 'glibc default', reason: 'not glibc' }],
       [
+        { env: { KOKORO_MALLOC_PIN: 'false' } },
+        { mmapThreshold: 'glibc default', reason: 'KOKORO_MALLOC_PIN=false' },
+      ],
+      [
         { execve: undefined },
         {
           mmapThreshold: 'glibc default',
