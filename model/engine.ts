@@ -43,6 +43,8 @@ export interface EngineOptions extends PoolEvents {
   readonly soloMinMs?: number;
   /** ONNX Runtime's thread spinning after each run (default off; see ort-session.ts). */
   readonly ortSpinning?: boolean;
+  /** ONNX Runtime's CPU memory arena (default off; see ort-session.ts). */
+  readonly ortCpuArena?: boolean;
   /** Leave ONNX Runtime's telemetry on (default off; see inference/ort-telemetry.ts). */
   readonly ortTelemetry?: boolean;
   readonly maxQueuedJobs: number;
@@ -167,6 +169,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       intraOpThreads: options.intraOpThreads,
       soloThreads: options.soloThreads ?? 0,
       allowSpinning: options.ortSpinning ?? false,
+      cpuArena: options.ortCpuArena ?? false,
       logSeverity: options.logSeverity,
       warmupVoice,
       warmupLengths: options.warmupLengths ?? 'auto',

@@ -37,6 +37,8 @@ export interface Config {
   readonly soloMinMs: number;
   /** ONNX Runtime's pool threads spin after each run (its default); off here, see the README. */
   readonly ortSpinning: boolean;
+  /** ONNX Runtime's CPU memory arena (its default); off here, so memory a long input took comes back. */
+  readonly ortCpuArena: boolean;
   /** Leave ONNX Runtime's telemetry (Microsoft's 1DS uploader) on; off unless this is set. */
   readonly ortTelemetry: boolean;
   /** Input lengths each worker warms before /ping says 200 (`auto`: a ladder on CUDA only). */
@@ -111,6 +113,7 @@ export function engineOptions(config: Config): EngineOptions {
     soloThreads: config.soloThreads,
     soloMinMs: config.soloMinMs,
     ortSpinning: config.ortSpinning,
+    ortCpuArena: config.ortCpuArena,
     ortTelemetry: config.ortTelemetry,
     warmupLengths: config.warmupLengths,
     warmLanguages: config.warmLanguages,
@@ -218,6 +221,7 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     soloThreads,
     soloMinMs: int('KOKORO_SOLO_MIN_MS', 50, 0, 600_000),
     ortSpinning: bool('KOKORO_ORT_SPINNING'),
+    ortCpuArena: bool('KOKORO_ORT_CPU_ARENA'),
     ortTelemetry: bool('KOKORO_ORT_TELEMETRY'),
     warmupLengths: typeof warmup === 'object' && 'problem' in warmup ? 'auto' : warmup,
     warmLanguages,

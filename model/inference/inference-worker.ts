@@ -118,6 +118,7 @@ async function start(): Promise<void> {
       device: init.device,
       intraOpThreads: init.intraOpThreads,
       allowSpinning: init.allowSpinning,
+      cpuArena: init.cpuArena,
       logSeverity: init.logSeverity,
       onFallback: (reason) => (fallbackReason = reason),
     }),
@@ -133,6 +134,7 @@ async function start(): Promise<void> {
         device: 'cpu',
         intraOpThreads: init.soloThreads,
         allowSpinning: true,
+        cpuArena: init.cpuArena,
         logSeverity: init.logSeverity,
       }),
     );

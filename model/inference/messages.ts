@@ -19,6 +19,8 @@ export interface WorkerInit {
    */
   readonly soloThreads: number;
   readonly allowSpinning: boolean;
+  /** ONNX Runtime's CPU memory arena (see ort-session.ts). */
+  readonly cpuArena: boolean;
   readonly logSeverity: 0 | 1 | 2 | 3 | 4;
   /** Voice used for the warm-up inference. */
   readonly warmupVoice: ResolvedVoice;

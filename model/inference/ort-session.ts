@@ -142,6 +142,15 @@ export interface SessionOptions {
    * small machine that delayed each chunk's hand-off by milliseconds (see README, Performance).
    */
   readonly allowSpinning?: boolean;
+  /**
+   * ONNX Runtime's CPU memory arena (its default). Off by default here: the arena grows to the
+   * largest input a session has run and never gives that memory back (microsoft/onnxruntime#11627),
+   * so one long sentence or a burst of them left each worker holding tens of MB for good; its
+   * shrink option is a run option the Node binding does not pass. Off, each tensor is a malloc
+   * that goes back when freed, at a cost `npm run bench:memory` measures (README, "Memory after a
+   * burst").
+   */
+  readonly cpuArena?: boolean;
   /** ORT's own log severity: 0 verbose … 4 fatal. ORT is noisy at session creation. */
   readonly logSeverity: 0 | 1 | 2 | 3 | 4;
   /** Called when `auto` falls back to CPU, with the reason. */
@@ -177,6 +186,7 @@ export class KokoroSession {
             },
           },
           interOpNumThreads: 1,
+          enableCpuMemArena: options.cpuArena ?? false,
           graphOptimizationLevel: 'all',
           logSeverityLevel: options.logSeverity,
         });

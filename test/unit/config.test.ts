@@ -16,6 +16,7 @@ describe('parseConfig', () => {
       logLevel: 'info',
       fetchModel: false,
       ortSpinning: false,
+      ortCpuArena: false,
       firstChunkMinChars: 24,
       lookaheadSentences: 2,
     });
@@ -69,6 +70,7 @@ describe('parseConfig', () => {
       KOKORO_FETCH_MODEL: 'yes',
       KOKORO_WARMUP_LENGTHS: '64,16',
       KOKORO_ORT_SPINNING: 'on',
+      KOKORO_ORT_CPU_ARENA: 'true',
       FIRST_CHUNK_MIN_CHARS: '40',
       LOOKAHEAD_SENTENCES: '0',
       UTTERANCE_MAX_BUFFER_BYTES: '4096',
@@ -92,6 +94,7 @@ describe('parseConfig', () => {
       workers: 3,
       intraOpThreads: 2,
       ortSpinning: true,
+      ortCpuArena: true,
       firstChunkMinChars: 40,
       lookaheadSentences: 0,
       utteranceMaxBufferBytes: 4096,
