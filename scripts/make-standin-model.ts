@@ -24,6 +24,8 @@ Options:
                             [T] for kokoro-onnx): max(1, round((1 + id mod 3) / speed)) frames of ${STANDIN_SAMPLES_PER_FRAME} samples;
                             the audio is then sum(durations) * ${STANDIN_SAMPLES_PER_FRAME} samples long, so --samples-per-token
                             cannot be combined with it
+  --echo                    add outputs echo_input_ids, echo_style and echo_speed that return the inputs
+                            unchanged (for tests that check what reached ONNX Runtime); audio unchanged
   --voices ID,ID,...        voices to write; default ${STANDIN_DEFAULTS.voices.join(',')}
   --seed N                  seed for weights and voices; default ${STANDIN_DEFAULTS.seed}
   -h, --help                show this help
@@ -45,6 +47,7 @@ async function main(argv: string[]): Promise<void> {
       dim: { type: 'string' },
       'samples-per-token': { type: 'string' },
       timestamps: { type: 'boolean' },
+      echo: { type: 'boolean' },
       voices: { type: 'string' },
       seed: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -82,6 +85,7 @@ async function main(argv: string[]): Promise<void> {
     dim: optionalInt('dim', values.dim),
     samplesPerToken: optionalInt('samples-per-token', values['samples-per-token']),
     timestamps: values.timestamps,
+    echo: values.echo,
     seed: optionalInt('seed', values.seed),
     voices,
   });

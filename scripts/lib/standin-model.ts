@@ -49,6 +49,11 @@ export interface StandinModelOptions {
    * {@link STANDIN_SAMPLES_PER_FRAME} samples per token, and make the waveform exactly that long.
    */
   timestamps?: boolean;
+  /**
+   * Add the outputs {@link STANDIN_ECHO_OUTPUTS}, which return the three inputs unchanged, so a test can read
+   * exactly what reached ONNX Runtime. The waveform (and durations) stay as without them.
+   */
+  echo?: boolean;
   /** Seed for the weights and voices. */
   seed?: number;
 }
@@ -70,6 +75,7 @@ export const STANDIN_DEFAULTS = {
   dim: 256,
   samplesPerToken: 1200,
   timestamps: false,
+  echo: false,
   seed: 1,
   voices: ['af_heart', 'af_bella', 'af_sky', 'bf_emma', 'am_adam', 'ef_dora'],
 } as const satisfies Required<Omit<StandinDirOptions, 'log'>>;
@@ -94,6 +100,17 @@ export const STANDIN_IO_NAMES = {
   },
   'kokoro-onnx': { ids: 'tokens', style: 'style', speed: 'speed', audio: 'audio', durations: 'durations' },
 } as const satisfies Record<StandinLayout, Record<'ids' | 'style' | 'speed' | 'audio' | 'durations', string>>;
+
+/**
+ * Outputs of a model built with `echo`, after the waveform (and durations): Identity copies of the ids (int64
+ * [1, T]), the style (float32 [1, 256]) and the speed (float32 or int32 [1], as declared). The names are the
+ * same in both layouts, so kokoro-onnx's `tokens` come back as `echo_input_ids`.
+ */
+export const STANDIN_ECHO_OUTPUTS = {
+  ids: 'echo_input_ids',
+  style: 'echo_style',
+  speed: 'echo_speed',
+} as const satisfies Record<'ids' | 'style' | 'speed', string>;
 
 /**
  * Samples per duration frame: Kokoro's decoder turns each predicted frame into 600 samples at 24 kHz (40
@@ -240,6 +257,8 @@ function checkInt(label: string, value: number, min: number, max: number): numbe
  * With `timestamps` a second output `durations` (float32, [1, T] for onnx-community, [T] for kokoro-onnx,
  * like the waveform's rank) gives each token max(1, round((1 + id mod 3) / speed)) frames (see
  * {@link standinDurations}), and N = sum(durations) * 600 instead.
+ *
+ * With `echo` three more outputs return the inputs unchanged (see {@link STANDIN_ECHO_OUTPUTS}).
  */
 export function buildStandinModel(options: StandinModelOptions = {}): Uint8Array {
   const layout = options.layout ?? STANDIN_DEFAULTS.layout;
@@ -255,6 +274,7 @@ export function buildStandinModel(options: StandinModelOptions = {}): Uint8Array
   );
   const seed = checkInt('seed', options.seed ?? STANDIN_DEFAULTS.seed, 0, 0xffffffff);
   const timestamps = options.timestamps ?? STANDIN_DEFAULTS.timestamps;
+  const echo = options.echo ?? STANDIN_DEFAULTS.echo;
   if (timestamps && options.samplesPerToken !== undefined) {
     throw new RangeError(
       `samplesPerToken does not apply with timestamps: the waveform is sum(durations) * ${STANDIN_SAMPLES_PER_FRAME} samples long`,
@@ -429,15 +449,29 @@ export function buildStandinModel(options: StandinModelOptions = {}): Uint8Array
     const shape = layout === 'onnx-community' ? [1, 'sequence_length'] : ['sequence_length'];
     outputs.push(valueInfo(io.durations, DataType.FLOAT, shape));
   }
+  const speedElem = speedType === 'int32' ? DataType.INT32 : DataType.FLOAT;
+  if (echo) {
+    g.op('Identity', STANDIN_ECHO_OUTPUTS.ids, [io.ids]);
+    g.op('Identity', STANDIN_ECHO_OUTPUTS.style, [io.style]);
+    g.op('Identity', STANDIN_ECHO_OUTPUTS.speed, [io.speed]);
+    outputs.push(
+      valueInfo(STANDIN_ECHO_OUTPUTS.ids, DataType.INT64, [1, 'sequence_length']),
+      valueInfo(STANDIN_ECHO_OUTPUTS.style, DataType.FLOAT, [1, STYLE_DIM]),
+      valueInfo(STANDIN_ECHO_OUTPUTS.speed, speedElem, [1]),
+    );
+  }
+  const docString =
+    (timestamps
+      ? 'Stand-in for Kokoro-82M (timestamped export) with the same inputs and outputs. It outputs a test ' +
+        'tone, not speech, and durations of max(1, round((1 + id mod 3) / speed)) frames of 600 samples.'
+      : 'Stand-in for Kokoro-82M with the same inputs and outputs. It outputs a test tone, not speech.') +
+    (echo ? ' Its echo_* outputs return the inputs unchanged.' : '');
   const model = onnx.ModelProto.create({
     irVersion: 8,
     opsetImport: [{ domain: '', version: 17 }],
     producerName: 'kokoro-stream-server/make-standin-model',
     producerVersion: '1',
-    docString: timestamps
-      ? 'Stand-in for Kokoro-82M (timestamped export) with the same inputs and outputs. It outputs a test ' +
-        'tone, not speech, and durations of max(1, round((1 + id mod 3) / speed)) frames of 600 samples.'
-      : 'Stand-in for Kokoro-82M with the same inputs and outputs. It outputs a test tone, not speech.',
+    docString,
     metadataProps: [
       { key: 'standin', value: 'true' },
       timestamps
@@ -451,7 +485,7 @@ export function buildStandinModel(options: StandinModelOptions = {}): Uint8Array
       input: [
         valueInfo(io.ids, DataType.INT64, [1, 'sequence_length']),
         valueInfo(io.style, DataType.FLOAT, [1, STYLE_DIM]),
-        valueInfo(io.speed, speedType === 'int32' ? DataType.INT32 : DataType.FLOAT, [1]),
+        valueInfo(io.speed, speedElem, [1]),
       ],
       output: outputs,
     },
