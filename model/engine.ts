@@ -5,11 +5,13 @@
  * [encoder] → bytes. The server imports nothing else from model/: what it needs of the model's
  * vocabulary (dtypes, devices, voice errors, the warm-up setting) is re-exported at the end.
  */
+import { join } from 'node:path';
 import { LANGUAGES, LANGUAGE_TAGS, type Dtype, type LanguageCode } from './kokoro/constants.ts';
 import { locateModel, type ModelFiles } from './kokoro/model-dir.ts';
 import type { Device, ModelContract, Provider } from './inference/ort-session.ts';
 import { applyOrtTelemetry, type OrtTelemetry } from './inference/ort-telemetry.ts';
 import { isSupportedLanguage } from './text/phonemes.ts';
+import { hasLexicon, type EnglishFrontEnd } from './text/en/english.ts';
 import { WorkerPool, type JobHandle, type PoolEvents } from './inference/worker-pool.ts';
 import { splitSentences } from './text/sentences.ts';
 import { VoiceCatalog, type ResolvedVoice } from './kokoro/voices.ts';
@@ -45,6 +47,8 @@ export interface EngineOptions extends PoolEvents {
   readonly ortSpinning?: boolean;
   /** ONNX Runtime's CPU memory arena (default off; see ort-session.ts). */
   readonly ortCpuArena?: boolean;
+  /** misaki's English lexicon files (see text/en/english.ts); default `<modelDir>/misaki`. */
+  readonly lexiconDir?: string;
   /** Leave ONNX Runtime's telemetry on (default off; see inference/ort-telemetry.ts). */
   readonly ortTelemetry?: boolean;
   readonly maxQueuedJobs: number;
@@ -115,6 +119,11 @@ export interface EngineInfo {
   readonly capabilities: { readonly timestamps: boolean };
   /** ONNX Runtime's telemetry: `off` unless the operator opted in. */
   readonly telemetry: OrtTelemetry;
+  /**
+   * English's front end: misaki with its lexicons, or (without them) misaki's espeak mapping, and
+   * where the lexicons were looked for.
+   */
+  readonly english: { readonly frontEnd: EnglishFrontEnd; readonly lexiconDir: string };
 }
 
 export interface Engine {
@@ -160,6 +169,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   // In this (main) thread, before any worker starts: its environment is the one the runtime reads.
   const telemetry = applyOrtTelemetry(options.ortTelemetry ?? false);
   const files = locateModel(options.modelDir, options.dtype);
+  const lexiconDir = options.lexiconDir ?? join(options.modelDir, 'misaki');
   const voices = new VoiceCatalog(files.voiceDirs, (lang) => isSupportedLanguage(lang));
   const warmupVoice = voices.resolve(options.defaultVoice);
   const pool = await WorkerPool.create(
@@ -170,6 +180,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       soloThreads: options.soloThreads ?? 0,
       allowSpinning: options.ortSpinning ?? false,
       cpuArena: options.ortCpuArena ?? false,
+      lexiconDir,
       logSeverity: options.logSeverity,
       warmupVoice,
       warmupLengths: options.warmupLengths ?? 'auto',
@@ -212,6 +223,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     formats,
     capabilities: { timestamps: poolInfo.contract.durations !== undefined },
     telemetry,
+    english: { frontEnd: hasLexicon(lexiconDir, 'a') ? 'misaki' : 'misaki-espeak', lexiconDir },
   };
 
   const lookahead = options.lookahead ?? DEFAULT_LOOKAHEAD;

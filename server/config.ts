@@ -2,6 +2,7 @@
  * Configuration: read from the environment once, validated, frozen. No other module reads
  * `process.env`; everything else receives a `Config`.
  */
+import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import {
   DTYPE_FILES,
@@ -39,6 +40,8 @@ export interface Config {
   readonly ortSpinning: boolean;
   /** ONNX Runtime's CPU memory arena (its default); off here, so memory a long input took comes back. */
   readonly ortCpuArena: boolean;
+  /** misaki's English lexicon files (us_gold.json …); default `<modelDir>/misaki`. */
+  readonly lexiconDir: string;
   /** Leave ONNX Runtime's telemetry (Microsoft's 1DS uploader) on; off unless this is set. */
   readonly ortTelemetry: boolean;
   /** Input lengths each worker warms before /ping says 200 (`auto`: a ladder on CUDA only). */
@@ -114,6 +117,7 @@ export function engineOptions(config: Config): EngineOptions {
     soloMinMs: config.soloMinMs,
     ortSpinning: config.ortSpinning,
     ortCpuArena: config.ortCpuArena,
+    lexiconDir: config.lexiconDir,
     ortTelemetry: config.ortTelemetry,
     warmupLengths: config.warmupLengths,
     warmLanguages: config.warmLanguages,
@@ -210,10 +214,12 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     );
   }
 
+  const modelDir = env.KOKORO_MODEL_DIR?.trim() || '/opt/ml/model';
   const config: Config = {
     port,
     host: env.HOST?.trim() || '0.0.0.0',
-    modelDir: env.KOKORO_MODEL_DIR?.trim() || '/opt/ml/model',
+    modelDir,
+    lexiconDir: env.KOKORO_LEXICON_DIR?.trim() || join(modelDir, 'misaki'),
     dtype: oneOf('KOKORO_DTYPE', 'fp32', Object.keys(DTYPE_FILES) as Dtype[]),
     device: oneOf<Device>('KOKORO_DEVICE', 'auto', ['auto', 'cuda', 'cpu']),
     workers,

@@ -190,6 +190,7 @@ async function main(): Promise<void> {
     voices,
     formats,
     telemetry,
+    english,
   } = engine.info;
   if (fallbackReason) log.warn({ reason: fallbackReason }, 'running on CPU: CUDA unavailable');
   lifecycle.setReady(engine);
@@ -206,10 +207,16 @@ async function main(): Promise<void> {
       warmupMs: Math.round(warmupMs),
       ladder,
       onnxruntimeTelemetry: telemetry,
+      englishFrontEnd: english.frontEnd,
       malloc: allocator,
     },
     'ready',
   );
+  if (english.frontEnd !== 'misaki')
+    log.warn(
+      { lexiconDir: english.lexiconDir },
+      "English without misaki's lexicons: every word goes through misaki's espeak mapping (npm run fetch-model fetches them)",
+    );
 }
 
 void main();

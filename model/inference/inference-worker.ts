@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { floatToPcm16 } from '../audio/pcm.ts';
 import { normalizeFor } from '../text/normalize-intl.ts';
 import { KokoroSession } from './ort-session.ts';
-import { phonemize, warmUpPhonemizer } from '../text/phonemes.ts';
+import { configureEnglish, phonemize, warmUpPhonemizer } from '../text/phonemes.ts';
 import { filterToVocab, padIds, phonemesToIds, splitPhonemes } from '../text/tokens.ts';
 import { VoiceStore, styleRow } from '../kokoro/voices.ts';
 import type { FromWorker, SentenceJob, ToWorker, WorkerInit } from './messages.ts';
@@ -140,6 +140,7 @@ async function start(): Promise<void> {
     );
   }
   // Warm up: espeak's first calls are slow, and so is the first inference (of each session).
+  configureEnglish(init.lexiconDir);
   await warmUpPhonemizer(init.warmLanguages);
   const table = await voices.get(init.warmupVoice);
   const ids = phonemesToIds((await frontEnd('Hello there.', 'a'))[0] ?? 'h');

@@ -21,6 +21,8 @@ export interface WorkerInit {
   readonly allowSpinning: boolean;
   /** ONNX Runtime's CPU memory arena (see ort-session.ts). */
   readonly cpuArena: boolean;
+  /** misaki's English lexicons (KOKORO_LEXICON_DIR); undefined or missing: misaki's espeak mapping. */
+  readonly lexiconDir: string | undefined;
   readonly logSeverity: 0 | 1 | 2 | 3 | 4;
   /** Voice used for the warm-up inference. */
   readonly warmupVoice: ResolvedVoice;

@@ -8,6 +8,7 @@
  * thread.
  */
 import type { LanguageCode } from '../kokoro/constants.ts';
+import { createEnglish, type English, type EnglishFrontEnd } from './en/english.ts';
 import { loadEspeak, type Espeak } from './espeak.ts';
 import { normalizeFor } from './normalize-intl.ts';
 import { loadJapanese, phonemizeJapanese } from './japanese.ts';
@@ -27,8 +28,21 @@ export const ESPEAK_VOICES: Partial<Record<LanguageCode, string>> = {
   p: 'pt-br',
 };
 
-/** English goes through kokoro-js's espeak corrections; the others through misaki's. */
 const isEnglish = (lang: LanguageCode): lang is 'a' | 'b' => lang === 'a' || lang === 'b';
+
+/** Where misaki's lexicons are (`KOKORO_LEXICON_DIR`); without them English runs misaki's espeak mapping. */
+let lexiconDir: string | undefined;
+const english: Partial<Record<'a' | 'b', English>> = {};
+
+/** Names the directory of misaki's lexicon files for this thread, before English loads. */
+export function configureEnglish(dir: string | undefined): void {
+  lexiconDir = dir;
+}
+
+/** Which English front end runs in this thread for `lang` (once loaded). */
+export function englishFrontEnd(lang: 'a' | 'b'): EnglishFrontEnd | undefined {
+  return english[lang]?.frontEnd;
+}
 
 /**
  * misaki's espeak-to-Kokoro map for every language but English (EspeakG2P.e2m in
@@ -84,6 +98,11 @@ export async function loadLanguage(lang: LanguageCode): Promise<void> {
   if (lang === 'j') await loadJapanese();
   else if (lang === 'z') await loadMandarin();
   else await loadPhonemizer();
+  if (isEnglish(lang) && english[lang] === undefined) {
+    const voice = ESPEAK_VOICES[lang]!;
+    const engine = espeak!;
+    english[lang] = createEnglish(lang, lexiconDir, (text) => engine.phonemes(text, voice, '^'));
+  }
 }
 
 // Varied text per language, so the WebAssembly engine's hot paths and the language's dictionary
@@ -143,24 +162,6 @@ export async function warmUpPhonemizer(
 }
 
 /**
- * Adjusts espeak-ng's output towards the phoneme set Kokoro was trained on (the same corrections
- * Kokoro's reference front ends apply).
- */
-export function adjustEspeakPhonemes(phonemes: string, lang: LanguageCode): string {
-  let out = phonemes
-    .replace(/kəkˈ[oɔ]ːɹoʊ/g, 'kˈoʊkəɹoʊ')
-    .replace(/kəkˈɔːɹəʊ/g, 'kˈəʊkəɹəʊ')
-    .replace(/ʲ/g, 'j')
-    .replace(/r/g, 'ɹ')
-    .replace(/x/g, 'k')
-    .replace(/ɬ/g, 'l')
-    .replace(/(?<=[a-zɹː])(?=hˈʌndɹɪd)/g, ' ')
-    .replace(/ z(?=[;:,.!?¡¿—…"«»“” ]|$)/g, 'z');
-  if (lang === 'a') out = out.replace(/(?<=nˈaɪn)ti(?!ː)/g, 'di');
-  return out.trim();
-}
-
-/**
  * Splits text into alternating word runs and punctuation runs, keeping both. A punctuation run is
  * punctuation with the white space around it, and further punctuation after that white space
  * (`", - "`). One pass, each character looked at a bounded number of times: linear in the text.
@@ -208,6 +209,11 @@ export async function phonemize(text: string, lang: LanguageCode): Promise<strin
   const voice = ESPEAK_VOICES[lang];
   if (!voice) throw new Error(`No phonemizer for language '${lang}'`);
   espeak ??= await loadEspeak();
+  if (isEnglish(lang)) {
+    await loadLanguage(lang);
+    // KPipeline joins misaki's tokens with single spaces and strips the ends.
+    return english[lang]!.phonemize(text).phonemes.replace(/\s+/g, ' ').trim();
+  }
   const pieces: string[] = [];
   for (const part of splitOnPunctuation(text)) {
     if (part.punctuation) pieces.push(part.text);
@@ -216,12 +222,8 @@ export async function phonemize(text: string, lang: LanguageCode): Promise<strin
       const lead = /^\s/.test(part.text) ? ' ' : '';
       const trail = /\s$/.test(part.text) ? ' ' : '';
       const word = part.text.trim();
-      const ipa = isEnglish(lang)
-        ? espeak.phonemes(word, voice)
-        : misakiEspeakPhonemes(espeak.phonemes(word, voice, '^'));
-      pieces.push(lead + ipa + trail);
+      pieces.push(lead + misakiEspeakPhonemes(espeak.phonemes(word, voice, '^')) + trail);
     }
   }
-  const joined = pieces.join('').replace(/ {2,}/g, ' ');
-  return isEnglish(lang) ? adjustEspeakPhonemes(joined, lang) : joined.trim();
+  return pieces.join('').replace(/ {2,}/g, ' ').trim();
 }

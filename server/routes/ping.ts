@@ -30,6 +30,7 @@ export const pingRoutes: FastifyPluginAsync<{ lifecycle: Lifecycle }> = async (a
       warmupLadder,
       capabilities,
       telemetry,
+      english,
     } = engine.info;
     return {
       status: 'healthy',
@@ -43,6 +44,7 @@ export const pingRoutes: FastifyPluginAsync<{ lifecycle: Lifecycle }> = async (a
       formats,
       capabilities: { word_timestamps: capabilities.timestamps },
       onnxruntime_telemetry: telemetry,
+      english_front_end: english.frontEnd,
       warmed_lengths: warmupLadder.map((s) => s.tokens),
       queued: load.queued,
       busy: load.busy,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  adjustEspeakPhonemes,
+  configureEnglish,
   isSupportedLanguage,
   phonemize,
   splitOnPunctuation,
@@ -21,24 +21,10 @@ describe('splitOnPunctuation', () => {
   });
 });
 
-describe('adjustEspeakPhonemes', () => {
-  const cases = new Map<[string, 'a' | 'b'], string>([
-    [['kəkˈoːɹoʊ', 'a'], 'kˈoʊkəɹoʊ'],
-    [['kəkˈɔːɹoʊ', 'a'], 'kˈoʊkəɹoʊ'],
-    [['kəkˈɔːɹəʊ', 'b'], 'kˈəʊkəɹəʊ'],
-    [['rˈɛd', 'a'], 'ɹˈɛd'],
-    [['lˈɒx', 'b'], 'lˈɒk'],
-    [['nˈaɪnti', 'a'], 'nˈaɪndi'],
-    [['nˈaɪnti', 'b'], 'nˈaɪnti'],
-    [['wˈʌnhˈʌndɹɪd', 'a'], 'wˈʌn hˈʌndɹɪd'],
-    [['ɪts z.', 'a'], 'ɪtsz.'],
-  ]);
-  for (const [[input, lang], expected] of cases) {
-    it(`${input} (${lang}) → ${expected}`, () => expect(adjustEspeakPhonemes(input, lang)).toBe(expected));
-  }
-});
+// misaki's lexicons, as the test setup provides them (test/lexicon-setup.ts).
+configureEnglish(process.env.KOKORO_LEXICON_DIR);
 
-describe('phonemize (espeak-ng, offline)', () => {
+describe('phonemize (offline)', () => {
   it("supports Kokoro's nine languages and nothing else", () => {
     for (const lang of 'abefhijpz') expect(isSupportedLanguage(lang), lang).toBe(true);
     for (const lang of ['d', 'x', '', 'en', 'constructor'])
@@ -48,17 +34,17 @@ describe('phonemize (espeak-ng, offline)', () => {
   it('speaks American and British differently, keeping punctuation', async () => {
     const us = await phonemize('Hello, world.', 'a');
     const gb = await phonemize('Hello, world.', 'b');
-    expect(us).toBe('həlˈoʊ, wˈɜːld.');
-    expect(gb).toBe('həlˈəʊ, wˈɜːld.');
-    // This espeak-ng build's vowel before r (the one kokoro-js bundles says fˈoːɹ).
-    expect(await phonemize('four', 'a')).toBe('fˈɔːɹ');
+    // misaki's symbols: one letter per diphthong (O, Q), no length mark in American.
+    expect(us).toBe('həlˈO, wˈɜɹld.');
+    expect(gb).toBe('həlˈQ, wˈɜːld.');
+    expect(await phonemize('four', 'a')).toBe('fˈɔɹ');
   });
 
-  it('phonemizes one sentence in one espeak call and gets every clause back in place', async () => {
+  it('gets every clause mark back in place, straight quotes curled as misaki curls them', async () => {
     const text = 'First clause, second clause; third: "quoted" (aside) — end… really?';
     const result = await phonemize(text, 'a');
-    expect(result.match(/[,;:"()—…?]/g)).toEqual([',', ';', ':', '"', '"', '(', ')', '—', '…', '?']);
-    expect(result.startsWith('fˈɜːst klˈɔːz,')).toBe(true);
+    expect(result.match(/[,;:"“”()—…?]/g)).toEqual([',', ';', ':', '“', '”', '(', ')', '—', '…', '?']);
+    expect(result.startsWith('fˈɜɹst klˈɔz,')).toBe(true);
   });
 
   it('only produces symbols in Kokoro’s vocabulary for ordinary English', async () => {

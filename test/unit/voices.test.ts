@@ -75,11 +75,13 @@ describe('voice tables', () => {
   const table = (fill: (i: number) => number) =>
     Float32Array.from({ length: VOICE_ROWS * STYLE_DIM }, (_, i) => fill(i));
 
-  it('picks style row min(max(n, 0), 509)', () => {
+  it("picks style row min(max(n - 1, 0), 509), KPipeline's pack[len(ps) - 1]", () => {
     const t = table((i) => Math.floor(i / STYLE_DIM));
     expect(styleRow(t, 0)[0]).toBe(0);
-    expect(styleRow(t, 37)[255]).toBe(37);
-    expect(styleRow(t, 509)[0]).toBe(509);
+    expect(styleRow(t, 1)[0]).toBe(0);
+    expect(styleRow(t, 37)[255]).toBe(36);
+    expect(styleRow(t, 510)[0]).toBe(509);
+    expect(styleRow(t, 509)[0]).toBe(508);
     expect(styleRow(t, 900)[0]).toBe(509);
     expect(styleRow(t, -3)[0]).toBe(0);
     expect(styleRow(t, 10)).toHaveLength(STYLE_DIM);
