@@ -3,6 +3,9 @@
  *
  *   npm run fetch-model -- [--out DIR] [--dtype fp32|fp16|q8|q8f16|q4|q4f16] [--voices all|id,id,...]
  *                          [--base-url URL] [--revision REV] [--repo OWNER/NAME] [--retries N]
+ *                          [--lexicon-base-url URL]
+ *
+ * misaki's English lexicons come too, into `<out>/misaki/` (model/kokoro/lexicon-download.ts).
  */
 import path from 'node:path';
 import { DTYPE_FILES, LANGUAGES, VOICE_IDS, type Dtype } from '../model/kokoro/constants.ts';
@@ -15,6 +18,7 @@ import {
   fetchModel,
   type DownloadProgressEvent,
 } from '../model/kokoro/download.ts';
+import { DEFAULT_LEXICON_BASE_URL, MISAKI_COMMIT, fetchLexicon } from '../model/kokoro/lexicon-download.ts';
 import { intFlag, isMain, parseFlags, UsageError } from './lib/cli.ts';
 export { UsageError };
 
@@ -30,6 +34,8 @@ export interface CliOptions {
   revision: string;
   repo: string;
   retries: number;
+  /** Where misaki's lexicon files are fetched from (raw GitHub files or a mirror of them). */
+  lexiconBaseUrl: string;
 }
 
 /** Result of {@link parseCli}: either options to run with, or a request for help. */
@@ -58,6 +64,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): Parse
     revision: { type: 'string' },
     repo: { type: 'string' },
     retries: { type: 'string' },
+    'lexicon-base-url': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help === true) return { help: true };
@@ -92,6 +99,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): Parse
       revision: values.revision ?? DEFAULT_REVISION,
       repo: values.repo ?? DEFAULT_REPO,
       retries,
+      lexiconBaseUrl: values['lexicon-base-url'] ?? DEFAULT_LEXICON_BASE_URL,
     },
   };
 }
@@ -124,6 +132,8 @@ ${dtypes}
   --revision REV       Branch, tag or commit (default ${DEFAULT_REVISION})
   --repo OWNER/NAME    Repository (default ${DEFAULT_REPO})
   --retries N          Resume a dropped download up to N times (default ${DEFAULT_RETRIES})
+  --lexicon-base-url URL  Where misaki's English lexicons come from (default ${DEFAULT_LEXICON_BASE_URL};
+                       files at <URL>/${MISAKI_COMMIT.slice(0, 7)}…/misaki/data/*.json)
   -h, --help           Show this help
 
 Files already complete in the output folder are skipped, and a file cut off midway is resumed from
@@ -169,6 +179,16 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       ...(io.signal === undefined ? {} : { signal: io.signal }),
     });
     display.finish();
+    io.stderr.write(
+      `Fetching misaki's English lexicons (hexgrad/misaki@${MISAKI_COMMIT.slice(0, 7)}) into misaki/\n`,
+    );
+    await fetchLexicon({
+      outDir: path.join(result.outDir, 'misaki'),
+      baseUrl: options.lexiconBaseUrl,
+      retries: options.retries,
+      log: (line) => io.stderr.write(`  ${line}\n`),
+      ...(io.signal === undefined ? {} : { signal: io.signal }),
+    });
     const downloaded = result.files.filter((f) => !f.skipped);
     const bytes = downloaded.reduce((sum, f) => sum + f.bytes, 0);
     const skipped = result.files.length - downloaded.length;

@@ -15,6 +15,16 @@ import {
   type FetchModelOptions,
 } from '../../model/kokoro/download.ts';
 import { main, parseCli } from '../../scripts/fetch-model.ts';
+import {
+  DEFAULT_LEXICON_BASE_URL,
+  LEXICON_FILE_FACTS,
+  MISAKI_COMMIT,
+  fetchLexicon,
+} from '../../model/kokoro/lexicon-download.ts';
+
+// misaki's real lexicon files (the test setup names them), served by the fake mirror below.
+const LEXICON_DIR = process.env.KOKORO_LEXICON_DIR!;
+const LEXICON_PATH = `/lexicon/${MISAKI_COMMIT}/misaki/data/`;
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -100,12 +110,20 @@ beforeEach(async () => {
     ['config.json', serveBytes(CONFIG)],
     ['tokenizer.json', serveBytes(TOKENIZER)],
     ...VOICES.map((id): [string, Handler] => [`voices/${id}.bin`, serveBytes(VOICE_DATA.get(id)!)]),
+    ...LEXICON_FILE_FACTS.map((f): [string, Handler] => [
+      `lexicon:${f.name}`,
+      (req, res) => void readFile(path.join(LEXICON_DIR, f.name)).then((b) => serveBytes(b)(req, res)),
+    ]),
   ]);
   requests = [];
   server = createServer((req, res) => {
     const url = req.url ?? '';
     requests.push(url);
-    const handler = url.startsWith(PREFIX) ? routes.get(url.slice(PREFIX.length)) : undefined;
+    const handler = url.startsWith(PREFIX)
+      ? routes.get(url.slice(PREFIX.length))
+      : url.startsWith(LEXICON_PATH)
+        ? routes.get(`lexicon:${url.slice(LEXICON_PATH.length)}`)
+        : undefined;
     if (handler === undefined) {
       res.writeHead(404, { 'content-type': 'text/plain' });
       res.end('Entry not found');
@@ -558,7 +576,11 @@ describe('fetch-model CLI', () => {
         revision: 'main',
         repo: DEFAULT_REPO,
         retries: 3,
+        lexiconBaseUrl: DEFAULT_LEXICON_BASE_URL,
       },
+    });
+    expect(parseCli(['--lexicon-base-url', 'http://m/misaki'], {})).toMatchObject({
+      options: { lexiconBaseUrl: 'http://m/misaki' },
     });
     expect(parseCli(['--retries', '0'], {})).toMatchObject({ options: { retries: 0 } });
     expect(() => parseCli(['--retries=-1'], {})).toThrow(/--retries should be a whole number of 0 or more/);
@@ -591,14 +613,20 @@ describe('fetch-model CLI', () => {
       return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
     };
     const outDir = path.join(tmp, 'cli model');
-    const args = ['--out', outDir, '--base-url', baseUrl, '--voices', VOICES.join(',')];
+    const args = [
+      ...['--out', outDir, '--base-url', baseUrl, '--voices', VOICES.join(',')],
+      ...['--lexicon-base-url', `${baseUrl}/lexicon`],
+    ];
 
     let stdout = capture();
     let stderr = capture();
     expect(await main(args, { env: {}, stdout: stdout.stream, stderr: stderr.stream })).toBe(0);
     expect(stdout.text()).toContain(`KOKORO_MODEL_DIR='${outDir}' npm start`);
     expect(stderr.text()).toMatch(/^\[6\/6\] downloaded \S+ \(/m);
-    expect(await listFiles(outDir)).toEqual([MANIFEST_FILE, ...EXPECTED_FILES].sort());
+    expect(await listFiles(outDir)).toEqual(
+      [MANIFEST_FILE, ...EXPECTED_FILES, ...LEXICON_FILE_FACTS.map((f) => `misaki/${f.name}`)].sort(),
+    );
+    expect(stderr.text()).toMatch(/us_gold\.json: fetched \(3000469 bytes, SHA-256 checked\)/);
 
     stdout = capture();
     stderr = capture();
@@ -625,5 +653,32 @@ describe('fetch-model CLI', () => {
     stderr = capture();
     expect(await main(args, { env: {}, stdout: stdout.stream, stderr: stderr.stream })).toBe(1);
     expect(stderr.text()).toContain('fetch-model: HTTP 404');
+  });
+});
+
+describe("misaki's lexicons", () => {
+  it('fetches the four files, checks them, and keeps intact ones on the next run', async () => {
+    const lines: string[] = [];
+    const dir = path.join(tmp, 'misaki');
+    const paths = await fetchLexicon({
+      outDir: dir,
+      baseUrl: `${baseUrl}/lexicon/`,
+      log: (l) => lines.push(l),
+    });
+    expect(paths.map((p) => path.basename(p))).toEqual(LEXICON_FILE_FACTS.map((f) => f.name));
+    for (const f of LEXICON_FILE_FACTS) expect((await stat(path.join(dir, f.name))).size).toBe(f.bytes);
+    expect(requests.filter((u) => u.startsWith(LEXICON_PATH))).toHaveLength(4);
+    await fetchLexicon({ outDir: dir, baseUrl: `${baseUrl}/lexicon`, log: (l) => lines.push(l) });
+    expect(requests.filter((u) => u.startsWith(LEXICON_PATH))).toHaveLength(4);
+    expect(lines.at(-1)).toBe('gb_silver.json: present, checked');
+  });
+
+  it("refuses a file that is not misaki's at the pinned commit, and keeps nothing of it", async () => {
+    routes.set('lexicon:us_silver.json', serveBytes(Buffer.from(JSON.stringify({ hello: 'hˈɛlO' }))));
+    const dir = path.join(tmp, 'misaki');
+    await expect(fetchLexicon({ outDir: dir, baseUrl: `${baseUrl}/lexicon` })).rejects.toThrow(
+      /us_silver\.json has the wrong size/,
+    );
+    expect(await listFiles(dir)).not.toContain('us_silver.json');
   });
 });
