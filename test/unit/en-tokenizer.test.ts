@@ -5,8 +5,8 @@
  * `test_indices.py`, and `spacy/tests/tokenizer/test_exceptions.py`, `test_tokenizer.py`,
  * `test_urls.py`, `test_whitespace.py`. Where those tests check only a count or one token, the full
  * lists here are what spaCy's algorithm (tokenizer.pyx, transcribed to Python) gives on spaCy's own
- * data files with Python's `re`; the same transcription agreed with this module on 200,000 random
- * strings.
+ * data files with Python's `re` (spaCy itself could not be installed); the transcription and this
+ * module agreed on hundreds of thousands of random strings.
  */
 import { describe, expect, it } from 'vitest';
 import { tokenize } from '../../model/text/en/tokenizer.ts';
@@ -617,38 +617,8 @@ function random(seed: number): () => number {
 
 const PIECES = [
   ...'aAzZeEsSmMdDtTnNlLxXoOiI0123456789.,;:!?()[]{}<>\'"`-–—~_#*&%$£€+=/\\@|^°§…’‘“”«»²é中。😀🍕✪₹',
-  ...[
-    '..',
-    '...',
-    "'s",
-    "n't",
-    'km',
-    'pm',
-    'a.m.',
-    'http://',
-    'www.',
-    '.com',
-    '://',
-    'US$',
-    'C++',
-    '°C',
-    'ಠ',
-  ],
-  ...[
-    "don't",
-    "can't",
-    'gonna',
-    'U.S.',
-    'e.g.',
-    'Mr.',
-    ':)',
-    ':-(',
-    '<3',
-    "y'all",
-    'well-known',
-    '10km',
-    '$5',
-  ],
+  ...".. ... 's n't km pm a.m. http:// www. .com :// US$ C++ °C ಠ".split(' '),
+  ...":) :-( <3 don't can't gonna U.S. e.g. Mr. y'all well-known 10km $5".split(' '),
   ...[' ', ' ', ' ', '  ', '\n', '\t', '\u00a0', '\u3000', '\u200b', '\ufeff', '\x85'],
 ];
 

@@ -16,7 +16,7 @@
  *    space after a run becomes that token's whitespace; any other whitespace is a token of its own.
  * 2. A run that is a special case (tokenizer exception: `don't` → `do` `n't`) is replaced by its tokens.
  * 3. Otherwise strip prefixes and suffixes, one of each per round, until none is left, stopping as soon
- *    as the rest is a special case (`(don't)` → `(` + `don't` + `)`).
+ *    as the rest is a special case (`(don't)` → `(`, `do` `n't`, `)`).
  * 4. The rest is a special case, or a URL (kept whole), or is split at its infixes (`well-known`).
  * 5. Last, special cases whose text spaCy itself splits (`:)` → `:` `)`) are put back together where
  *    their pieces stand side by side (`Hi:)` → `Hi` `:)`).
@@ -151,77 +151,10 @@ const ICONS =
   '\u{1F910}-\u{1F93E}\u{1F940}-\u{1F970}\u{1F973}-\u{1F976}\u{1F97A}\u{1F97C}-\u{1F9A2}\u{1F9B0}-\u{1F9B9}' +
   '\u{1F9C0}-\u{1F9C2}\u{1F9D0}-\u{1F9FF}\u{1FA60}-\u{1FA6D}';
 
-const PUNCT = [
-  '…',
-  '……',
-  ',',
-  ':',
-  ';',
-  '!',
-  '?',
-  '¿',
-  '؟',
-  '¡',
-  '(',
-  ')',
-  '[',
-  ']',
-  '{',
-  '}',
-  '<',
-  '>',
-  '_',
-  '#',
-  '*',
-  '&',
-  '。',
-  '？',
-  '！',
-  '，',
-  '、',
-  '；',
-  '：',
-  '～',
-  '·',
-  '।',
-  '،',
-  '۔',
-  '؛',
-  '٪',
-];
-const QUOTES = [
-  "'",
-  '"',
-  '”',
-  '“',
-  '`',
-  '‘',
-  '´',
-  '’',
-  '‚',
-  ',',
-  '„',
-  '»',
-  '«',
-  '「',
-  '」',
-  '『',
-  '』',
-  '（',
-  '）',
-  '〔',
-  '〕',
-  '【',
-  '】',
-  '《',
-  '》',
-  '\u3008',
-  '\u3009',
-  '\u2329',
-  '\u232A',
-  '⟦',
-  '⟧',
-];
+const PUNCT = '… …… , : ; ! ? ¿ ؟ ¡ ( ) [ ] { } < > _ # * & 。 ？ ！ ， 、 ； ： ～ · । ، ۔ ؛ ٪'.split(' ');
+// U+3008/3009 and U+2329/232A look alike: CJK and technical angle brackets.
+const QUOTES =
+  '\' " ” “ ` ‘ ´ ’ ‚ , „ » « 「 」 『 』 （ ） 〔 〕 【 】 《 》 \u3008 \u3009 \u2329 \u232A ⟦ ⟧'.split(' ');
 const HYPHENS = ['-', '–', '—', '--', '---', '——', '~'];
 const CURRENCY = ['$', '£', '€', '¥', '฿', 'US$', 'C$', 'A$', '₽', '﷼', '₴'].concat(
   Array.from({ length: 0x20c0 - 0x20a0 }, (_, i) => String.fromCharCode(0x20a0 + i)), // ₠ … ₿
@@ -610,10 +543,14 @@ function attachTokens(
   for (let i = suffixes.length - 1; i >= 0; i--) push(doc, suffixes[i]!);
 }
 
-/** Chunk → tokens, for chunks already seen; spaCy keeps a cache of the same kind. */
+/** Chunk → tokens, for chunks already seen (spaCy keeps one of the same size); emptied when full. */
 const chunkCache = new Map<string, readonly string[]>();
 const CACHE_SIZE = 10_000;
-const CACHEABLE_LENGTH = 64;
+/**
+ * Only short chunks, which are most words: V8 copies substrings shorter than 13 code units, while a
+ * longer one points into the whole text and would keep it alive in the cache.
+ */
+const CACHEABLE_LENGTH = 12;
 
 /** `_tokenize` for one run of whitespace or of non-whitespace. */
 function tokenizeChunk(doc: Doc, chunk: string, withSpecials: boolean): void {
