@@ -142,12 +142,16 @@ describe('SIGTERM with lingering clients (SHUTDOWN_GRACE_S=2)', () => {
     const server = await start();
     const port = Number(new URL(server.http).port);
     const socket = connect(port, '127.0.0.1');
+    // The server cuts this connection at its deadline: a reset (ECONNRESET) or an end, either way.
+    socket.on('error', () => {});
+    const closed = new Promise((resolve) => socket.once('close', resolve));
     await new Promise((resolve) => socket.once('connect', resolve));
     socket.write(
       'POST /invocations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"text":',
     );
     try {
       expect(await stopWithin(server, 15_000)).toBe(0);
+      await closed; // by the server, not by the finally below
     } finally {
       socket.destroy();
     }
@@ -201,6 +205,7 @@ describe('HTTP pipelining without reading', () => {
   it('a connection pipelining past the limit is closed; others are served, and /metrics renders at most once a second', async () => {
     const port = Number(new URL(server.http).port);
     const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => {}); // the server resets it: that is the point
     await new Promise((resolve) => socket.once('connect', resolve));
     socket.pause(); // never read the answers
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
