@@ -169,6 +169,8 @@ async function main(): Promise<void> {
       },
       onWorkerReady: ({ index, warmupMs }) =>
         log.debug({ worker: index, warmupMs }, 'inference worker ready'),
+      onModelInput: ({ index, phonemes, input }) =>
+        log.debug({ worker: index, phonemes, ...input }, 'model input, as the model handed it back'),
     });
   } catch (err) {
     lifecycle.setFailed();

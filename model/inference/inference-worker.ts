@@ -87,9 +87,10 @@ async function runJob(job: SentenceJob): Promise<void> {
     const ids = phonemesToIds(piece);
     const started = performance.now();
     const runner = job.solo && soloSession ? soloSession : session;
-    const { waveform, durations } = await native(() =>
+    const { waveform, durations, echo } = await native(() =>
       runner.run(padIds(ids), styleRow(table, ids.length), job.speed),
     );
+    if (echo) post({ type: 'model-input', phonemes: piece, input: echo });
     const inferenceMs = performance.now() - started;
     const words = timer && durations ? timer.piece(i, durations, waveform.length) : undefined;
     const samples = floatToPcm16(waveform);

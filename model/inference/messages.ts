@@ -3,7 +3,7 @@
  * a `worker_threads` boundary by structured clone (audio buffers are transferred, not copied).
  */
 import type { LanguageCode } from '../kokoro/constants.ts';
-import type { ModelContract, Device, Provider } from './ort-session.ts';
+import type { ModelContract, Device, Provider, ModelInput } from './ort-session.ts';
 import type { ResolvedVoice } from '../kokoro/voices.ts';
 import type { WarmupSetting, WarmupStep } from './warmup.ts';
 import type { WordTiming } from '../text/alignment.ts';
@@ -89,6 +89,8 @@ export type FromWorker =
       readonly lang: LanguageCode;
       readonly symbols: Readonly<Record<string, number>>;
     }
+  /** What one run fed the model, when the model hands it back (the echo stand-in only). */
+  | { readonly type: 'model-input'; readonly phonemes: string; readonly input: ModelInput }
   | {
       readonly type: 'chunk';
       readonly id: number;

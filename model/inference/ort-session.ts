@@ -33,7 +33,22 @@ export interface Inference {
   readonly waveform: Float32Array;
   /** One duration per input id (padding included), in frames, when the export has them. */
   readonly durations?: Float64Array;
+  /** What reached ONNX Runtime, when the model hands its inputs back (the echo stand-in only). */
+  readonly echo?: ModelInput;
 }
+
+/** The three inputs of one run as the model received them. */
+export interface ModelInput {
+  readonly ids: readonly number[];
+  readonly style: readonly number[];
+  readonly speed: number;
+}
+
+/**
+ * Outputs that hand the inputs back unchanged. Only the test stand-in has them
+ * (`make-standin-model --echo`); a real export never does, and then nothing is read.
+ */
+const ECHO_OUTPUTS = { ids: 'echo_input_ids', style: 'echo_style', speed: 'echo_speed' } as const;
 
 export class ModelContractError extends Error {
   override name = 'ModelContractError';
@@ -223,14 +238,29 @@ export class KokoroSession {
     // Copy out of ORT's buffers so the tensors can be released.
     const waveform = new Float32Array(out.data as Float32Array);
     out.dispose();
+    const echo = readEcho(result);
     const frames = c.durations ? result[c.durations] : undefined;
-    if (!frames) return { waveform };
+    if (!frames) return echo ? { waveform, echo } : { waveform };
     const durations = Float64Array.from(frames.data as ArrayLike<number | bigint>, Number);
     frames.dispose();
-    return { waveform, durations };
+    return echo ? { waveform, durations, echo } : { waveform, durations };
   }
 
   async release(): Promise<void> {
     await this.#session.release();
   }
+}
+
+function readEcho(result: ort.InferenceSession.OnnxValueMapType): ModelInput | undefined {
+  const ids = result[ECHO_OUTPUTS.ids];
+  const style = result[ECHO_OUTPUTS.style];
+  const speed = result[ECHO_OUTPUTS.speed];
+  if (!ids || !style || !speed) return undefined;
+  const input: ModelInput = {
+    ids: Array.from(ids.data as ArrayLike<number | bigint>, Number),
+    style: Array.from(style.data as Float32Array),
+    speed: Number((speed.data as ArrayLike<number>)[0]),
+  };
+  for (const t of [ids, style, speed]) t.dispose();
+  return input;
 }

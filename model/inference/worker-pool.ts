@@ -9,7 +9,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { LanguageCode } from '../kokoro/constants.ts';
 import { startWorker } from '../threads.ts';
-import type { ModelContract, Provider } from './ort-session.ts';
+import type { ModelContract, ModelInput, Provider } from './ort-session.ts';
 import type { ResolvedVoice } from '../kokoro/voices.ts';
 import type { WarmupStep } from './warmup.ts';
 import type { WordTiming } from '../text/alignment.ts';
@@ -64,6 +64,8 @@ export interface PoolEvents {
    * otherwise idle); `ahead` when it was queued as look-ahead.
    */
   onDispatch?(info: { index: number; jobId: number; solo: boolean; ahead: boolean }): void;
+  /** What one run fed the model, when the model hands it back (the echo stand-in only). */
+  onModelInput?(info: { index: number; phonemes: string; input: ModelInput }): void;
 }
 
 /** Why a job failed; `kind` lets the caller map it to a client-facing error. */
@@ -327,6 +329,9 @@ export class WorkerPool {
           case 'unknown-phonemes':
             this.#events.onUnknownPhonemes?.({ index, lang: message.lang, symbols: message.symbols });
             break;
+          case 'model-input':
+            this.#events.onModelInput?.({ index, phonemes: message.phonemes, input: message.input });
+            break;
           case 'fatal':
             reject(new Error(message.message));
             worker.postMessage({ type: 'stop' } satisfies ToWorker);
@@ -349,7 +354,7 @@ export class WorkerPool {
 
   #onJobMessage(
     slot: Slot,
-    message: Exclude<FromWorker, { type: 'ready' | 'fatal' | 'log' | 'unknown-phonemes' }>,
+    message: Exclude<FromWorker, { type: 'ready' | 'fatal' | 'log' | 'unknown-phonemes' | 'model-input' }>,
   ): void {
     const current = slot.current;
     if (!current || current.job.id !== message.id) return; // an abandoned (cancelled) job's tail
