@@ -22,7 +22,13 @@ import { isPassthrough } from './audio/formats.ts';
 import { EncoderPool } from './audio/encoder-pool.ts';
 import type { StreamEncoder } from './audio/encoder.ts';
 import { PcmEncoder, WavEncoder } from './audio/wav.ts';
-import { runSynthesis, type AudioChunk, type OutputFormat, type SynthesisRun } from './synthesis-run.ts';
+import {
+  runSynthesis,
+  toSynthesisError,
+  type AudioChunk,
+  type OutputFormat,
+  type SynthesisRun,
+} from './synthesis-run.ts';
 
 /** Sentences computed ahead of the one a listener waits for, unless configured. */
 export const DEFAULT_LOOKAHEAD = 2;
@@ -97,6 +103,11 @@ export interface SynthesisRequest {
    * `EngineOptions.firstChunkMinChars`); `sentence`: it ends at the first sentence end.
    */
   readonly firstChunk?: 'clause' | 'sentence';
+  /**
+   * `text` is Kokoro phonemes, every symbol in its vocabulary (the caller checks): no front end;
+   * split after each `.`, `!`, `?` or `…` followed by a space, and at 510 ids.
+   */
+  readonly phonemes?: boolean;
 }
 
 export interface EngineInfo {
@@ -154,6 +165,14 @@ export interface Engine {
   ): SynthesisRun;
   /** A request's raw audio, PCM16 at 24 kHz, one chunk per inference, in order (for measurements). */
   stream(request: SynthesisRequest, signal?: AbortSignal): AsyncGenerator<AudioChunk>;
+  /**
+   * What the front end makes of `text` in `lang`, in a worker: Kokoro's phonemes, their ids, and
+   * which front end read them (`misaki` for English with its lexicons).
+   */
+  phonemize(
+    text: string,
+    lang: LanguageCode,
+  ): Promise<{ phonemes: string; ids: readonly number[]; frontEnd: string; lang: LanguageCode }>;
   /**
    * Stops every worker. An inference call cannot be interrupted, so this waits for running ones
    * to return, up to `timeoutMs` (default 10 s), before terminating their threads.
@@ -249,7 +268,11 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     const forward = () => controller.abort();
     signal?.addEventListener('abort', forward, { once: true });
     const split = request.firstChunk === 'sentence' ? 0 : firstChunkMinChars;
-    const sentences = sentencesOf(request.text, controller.signal, split)[Symbol.asyncIterator]();
+    const sentences = (
+      request.phonemes && typeof request.text === 'string'
+        ? phonemeSentences(request.text)
+        : sentencesOf(request.text, controller.signal, split)
+    )[Symbol.asyncIterator]();
     interface Sentence {
       readonly ready: AudioChunk[];
       finished: boolean;
@@ -277,6 +300,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
           voice: request.voice,
           speed: request.speed,
           ...(request.timestamps ? { timestamps: true } : {}),
+          ...(request.phonemes ? { phonemes: true } : {}),
         },
         (piece) => {
           ready.push({ ...piece, sentence: index });
@@ -373,10 +397,22 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       );
     },
     stream,
+    phonemize: async (text, lang) => {
+      try {
+        return { ...(await pool.phonemize(text, lang)), lang };
+      } catch (err) {
+        throw toSynthesisError(err);
+      }
+    },
     dispose: async ({ timeoutMs } = {}) => {
       await Promise.all([pool.close(timeoutMs), encoders.close()]);
     },
   };
+}
+
+/** Sentences of a phoneme string: after each `.`, `!`, `?` or `…` that a space follows. */
+async function* phonemeSentences(phonemes: string): AsyncGenerator<string> {
+  for (const s of phonemes.split(/(?<=[.!?…])\s+/)) if (s.trim() !== '') yield s.trim();
 }
 
 /**
@@ -411,6 +447,7 @@ export type { WordTiming } from './text/alignment.ts';
 export { SynthesisError } from './synthesis-run.ts';
 export { DTYPE_FILES, type Dtype, type LanguageCode, parseLanguage } from './kokoro/constants.ts';
 export { isSupportedLanguage } from './text/phonemes.ts';
+export { KOKORO_VOCAB } from './text/tokens.ts';
 export { ModelDirError, locateModel } from './kokoro/model-dir.ts';
 export { VoiceSpecError, type ResolvedVoice, type VoiceFacts } from './kokoro/voices.ts';
 export { IncrementalSentenceChunker } from './text/sentences.ts';

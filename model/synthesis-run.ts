@@ -80,7 +80,7 @@ export class SynthesisError extends Error {
   }
 }
 
-function toSynthesisError(err: unknown): unknown {
+export function toSynthesisError(err: unknown): unknown {
   if (err instanceof JobError) return new SynthesisError(err.kind, err.message, { cause: err });
   if (err instanceof EncoderError) return new SynthesisError('encoding', err.message, { cause: err });
   return err;

@@ -22,6 +22,7 @@ import { invocationRoutes } from './routes/invocations.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { openAiRoutes } from './routes/openai.ts';
 import { isPagePath, pageRoutes } from './routes/page.ts';
+import { phonemizeRoutes } from './routes/phonemize.ts';
 import { pingRoutes } from './routes/ping.ts';
 import { WS_MAX_FRAGMENTS } from './ws-session.ts';
 
@@ -229,6 +230,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(invocationRoutes, { config, lifecycle: deps.lifecycle });
   await app.register(bidiRoutes, { config, lifecycle: deps.lifecycle });
   await app.register(openAiRoutes, { prefix: '/v1', config, lifecycle: deps.lifecycle });
+  await app.register(phonemizeRoutes, { prefix: '/v1', config, lifecycle: deps.lifecycle });
   if (config.webPage) await app.register(pageRoutes);
   return app;
 }

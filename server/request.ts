@@ -13,7 +13,13 @@ import {
   codePointLength,
   type Transport,
 } from '../protocol/request.ts';
-import { VoiceSpecError, type Engine, type ResolvedVoice, type SynthesisRequest } from '../model/engine.ts';
+import {
+  KOKORO_VOCAB,
+  VoiceSpecError,
+  type Engine,
+  type ResolvedVoice,
+  type SynthesisRequest,
+} from '../model/engine.ts';
 import type { Config } from './config.ts';
 import { ttsError } from './errors.ts';
 
@@ -36,6 +42,18 @@ export interface SynthesisOptions {
   readonly timestamps: boolean;
   /** `clause`: the first chunk is released at its first clause mark; `sentence`: at its end. */
   readonly firstChunk: 'clause' | 'sentence';
+  /** `text` holds Kokoro phonemes (the request's `phonemes` field), checked against the vocabulary. */
+  readonly phonemes: boolean;
+}
+
+/** Symbols of `phonemes` that Kokoro's vocabulary lacks, as an error message names them. */
+export function foreignSymbols(phonemes: string): string[] {
+  const foreign = new Map<string, number>();
+  for (const c of phonemes) if (!KOKORO_VOCAB.has(c)) foreign.set(c, (foreign.get(c) ?? 0) + 1);
+  return [...foreign].map(
+    ([c, n]) =>
+      `${JSON.stringify(c)} (U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})${n > 1 ? ` ×${n}` : ''}`,
+  );
 }
 
 export interface OptionContext {
@@ -107,21 +125,40 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     }
   }
 
-  const text = body.text;
+  const phonemes = body.phonemes !== undefined;
+  if (phonemes && body.text !== undefined)
+    invalid(
+      'send either text or phonemes, not both: phonemes are read as they are, text goes through the front end',
+    );
+  const field = phonemes ? 'phonemes' : 'text';
+  const text = phonemes ? body.phonemes : body.text;
   if (text === undefined)
     throw ttsError(
       'TTS_ERR_BAD_REQUEST',
-      'The request has no text: send {"text": "…"} with the words to speak',
+      'The request has no text: send {"text": "…"} with the words to speak (or {"phonemes": "…"} in Kokoro\'s symbols)',
     );
-  if (typeof text !== 'string') invalid(`text should be a string; got ${describe(text)}`);
+  if (typeof text !== 'string')
+    invalid(
+      phonemes
+        ? `phonemes should be a string of Kokoro's phoneme symbols (POST /v1/phonemize shows some); got ${describe(text)}`
+        : `text should be a string; got ${describe(text)}`,
+    );
   if (text.trim() === '')
-    throw ttsError('TTS_ERR_EMPTY_TEXT', 'text is empty: it should contain something to speak');
+    throw ttsError('TTS_ERR_EMPTY_TEXT', `${field} is empty: it should contain something to speak`);
   const chars = codePointLength(text);
   if (chars > config.maxTextChars) {
     throw ttsError(
       'TTS_ERR_TEXT_TOO_LONG',
-      `text has ${chars} characters, over the limit of ${config.maxTextChars} per message; split it into several messages`,
+      `${field} has ${chars} characters, over the limit of ${config.maxTextChars} per message; split it into several messages`,
     );
+  }
+  if (phonemes) {
+    const foreign = foreignSymbols(text);
+    if (foreign.length > 0)
+      invalid(
+        `phonemes has symbols outside Kokoro's vocabulary: ${foreign.slice(0, 10).join(', ')}${foreign.length > 10 ? ', …' : ''}; ` +
+          "send misaki's symbols (POST /v1/phonemize gives them for a text)",
+      );
   }
 
   const voiceSpec = body.voice === undefined ? config.defaultVoice : body.voice;
@@ -189,6 +226,9 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
       'The loaded model export has no durations output, so it cannot time words; load a timestamped export such as onnx-community/Kokoro-82M-v1.0-ONNX-timestamped (GET /ping lists the model’s capabilities)',
     );
   }
+  if (timestamps && phonemes) {
+    invalid('timestamps time the words of a text; a phonemes request has no words to time');
+  }
   if (timestamps && route === 'http' && transport !== 'sse') {
     invalid(
       'timestamps on POST need "transport": "sse" (they come as word_timestamps events); raw audio bytes cannot carry them',
@@ -208,6 +248,7 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     sampleRate,
     stream,
     transport,
+    phonemes,
   };
 }
 
@@ -225,5 +266,6 @@ export function synthesisRequest(
     speed: options.speed,
     timestamps: options.timestamps,
     firstChunk: options.firstChunk,
+    ...(options.phonemes && typeof text === 'string' ? { phonemes: true } : {}),
   };
 }

@@ -7,10 +7,10 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { floatToPcm16 } from '../audio/pcm.ts';
 import { normalizeFor } from '../text/normalize-intl.ts';
 import { KokoroSession } from './ort-session.ts';
-import { configureEnglish, phonemize, warmUpPhonemizer } from '../text/phonemes.ts';
+import { configureEnglish, frontEndName, phonemize, warmUpPhonemizer } from '../text/phonemes.ts';
 import { filterToVocab, padIds, phonemesToIds, splitPhonemes } from '../text/tokens.ts';
 import { VoiceStore, styleRow } from '../kokoro/voices.ts';
-import type { FromWorker, SentenceJob, ToWorker, WorkerInit } from './messages.ts';
+import type { FromWorker, PhonemizeResult, SentenceJob, ToWorker, WorkerInit } from './messages.ts';
 import type { LanguageCode } from '../kokoro/constants.ts';
 import { warmupIds, warmupLengths, type WarmupStep } from './warmup.ts';
 import { WordTimer, planWords } from '../text/alignment.ts';
@@ -60,11 +60,18 @@ async function native<T>(call: () => Promise<T>): Promise<T> {
 }
 
 /** Phonemes for one sentence, filtered to the vocabulary and split into inference-sized pieces. */
-async function frontEnd(text: string, lang: LanguageCode): Promise<string[]> {
+async function frontEnd(text: string, lang: LanguageCode, phonemes = false): Promise<string[]> {
+  if (phonemes) return splitPhonemes(text); // checked against the vocabulary by the server
   const normalized = normalizeFor(text, lang);
   const { kept, unknown } = filterToVocab(await phonemize(normalized, lang));
   if (Object.keys(unknown).length > 0) post({ type: 'unknown-phonemes', lang, symbols: unknown });
   return splitPhonemes(kept);
+}
+
+/** The front end alone: what a sentence of `text` would feed the model. */
+async function phonemizeOnly(text: string, lang: LanguageCode): Promise<PhonemizeResult> {
+  const { kept } = filterToVocab(await phonemize(normalizeFor(text, lang), lang));
+  return { phonemes: kept, ids: phonemesToIds(kept), frontEnd: frontEndName(lang) };
 }
 
 async function runJob(job: SentenceJob): Promise<void> {
@@ -74,7 +81,7 @@ async function runJob(job: SentenceJob): Promise<void> {
   }
   for (const id of cancelled) if (id < job.id) cancelled.delete(id); // arrived after their job ended
   const t0 = performance.now();
-  const pieces = await frontEnd(job.text, job.lang);
+  const pieces = await frontEnd(job.text, job.lang, job.phonemes);
   const timer = job.timestamps
     ? new WordTimer(planWords(job.text, (word) => normalizeFor(word, job.lang), pieces))
     : undefined;
@@ -193,6 +200,19 @@ port.on('message', (message: ToWorker) => {
   if (message.type === 'cancel') {
     // Handled on arrival, not in turn: the job it names is running now.
     cancelled.add(message.id);
+    return;
+  }
+  if (message.type === 'phonemize') {
+    // On arrival too: a front-end call of a millisecond or so, between two inference calls.
+    phonemizeOnly(message.text, message.lang).then(
+      (result) => post({ type: 'phonemized', id: message.id, ...result }),
+      (err: unknown) =>
+        post({
+          type: 'phonemize-failed',
+          id: message.id,
+          message: err instanceof Error ? err.message : String(err),
+        }),
+    );
     return;
   }
   chain = chain.then(() =>

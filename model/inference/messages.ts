@@ -48,6 +48,23 @@ export interface SentenceJob {
   readonly timestamps?: boolean;
   /** Run on the solo session (every core): the pool is otherwise idle. */
   readonly solo?: boolean;
+  /** `text` is Kokoro phonemes already (checked against the vocabulary): no front end. */
+  readonly phonemes?: boolean;
+}
+
+/** Text → phonemes and ids only, answered at once (between two inference calls of a job). */
+export interface PhonemizeMessage {
+  readonly type: 'phonemize';
+  readonly id: number;
+  readonly text: string;
+  readonly lang: LanguageCode;
+}
+
+/** What the front end made of a text: Kokoro's phonemes, their ids, and which front end it was. */
+export interface PhonemizeResult {
+  readonly phonemes: string;
+  readonly ids: readonly number[];
+  readonly frontEnd: string;
 }
 
 /**
@@ -65,7 +82,7 @@ export interface CancelMessage {
   readonly id: number;
 }
 
-export type ToWorker = SentenceJob | StopMessage | CancelMessage;
+export type ToWorker = SentenceJob | StopMessage | CancelMessage | PhonemizeMessage;
 
 export type FromWorker =
   | {
@@ -91,6 +108,8 @@ export type FromWorker =
     }
   /** What one run fed the model, when the model hands it back (the echo stand-in only). */
   | { readonly type: 'model-input'; readonly phonemes: string; readonly input: ModelInput }
+  | ({ readonly type: 'phonemized'; readonly id: number } & PhonemizeResult)
+  | { readonly type: 'phonemize-failed'; readonly id: number; readonly message: string }
   | {
       readonly type: 'chunk';
       readonly id: number;

@@ -13,7 +13,7 @@ import type { ModelContract, ModelInput, Provider } from './ort-session.ts';
 import type { ResolvedVoice } from '../kokoro/voices.ts';
 import type { WarmupStep } from './warmup.ts';
 import type { WordTiming } from '../text/alignment.ts';
-import type { FromWorker, SentenceJob, ToWorker, WorkerInit } from './messages.ts';
+import type { FromWorker, PhonemizeResult, SentenceJob, ToWorker, WorkerInit } from './messages.ts';
 
 export interface SentenceRequest {
   readonly text: string;
@@ -21,6 +21,8 @@ export interface SentenceRequest {
   readonly voice: ResolvedVoice;
   readonly speed: number;
   readonly timestamps?: boolean;
+  /** `text` is Kokoro phonemes already: the worker skips its front end. */
+  readonly phonemes?: boolean;
 }
 
 export interface PieceResult {
@@ -127,6 +129,12 @@ export class WorkerPool {
   /** Look-ahead jobs: taken only when #queue is empty. */
   readonly #ahead: Pending[] = [];
   #nextId = 1;
+  /** Front-end-only requests (`phonemize`) waiting for their worker's answer. */
+  readonly #phonemizing = new Map<
+    number,
+    { slot: Slot; resolve: (r: PhonemizeResult) => void; reject: (e: Error) => void }
+  >();
+  #nextPhonemizeId = 1;
   #completed = 0;
   #inferences = 0;
   #closed = false;
@@ -147,6 +155,22 @@ export class WorkerPool {
     this.#init = init;
     this.#maxQueued = maxQueued;
     this.#events = events;
+  }
+
+  /**
+   * The front end alone, in a worker (an idle one if there is one): what a sentence of `text`
+   * would feed the model. Answered between two inference calls, never queued behind sentences.
+   */
+  phonemize(text: string, lang: LanguageCode): Promise<PhonemizeResult> {
+    if (this.#closed) return Promise.reject(new JobError('closed', 'the pool is closed'));
+    const ready = this.#slots.filter((s) => s.ready);
+    const slot = ready.find((s) => !s.current) ?? ready[0];
+    if (!slot) return Promise.reject(new JobError('busy', 'no inference worker is ready'));
+    const id = this.#nextPhonemizeId++;
+    return new Promise((resolve, reject) => {
+      this.#phonemizing.set(id, { slot, resolve, reject });
+      slot.worker.postMessage({ type: 'phonemize', id, text, lang } satisfies ToWorker);
+    });
   }
 
   /** Starts `size` workers and resolves once every one has loaded and warmed up its model. */
@@ -270,6 +294,9 @@ export class WorkerPool {
     this.#closed = true;
     for (const p of [...this.#queue.splice(0), ...this.#ahead.splice(0)])
       this.#settle(p, new JobError('closed', 'the server is shutting down'));
+    for (const waiting of this.#phonemizing.values())
+      waiting.reject(new JobError('closed', 'the server is shutting down'));
+    this.#phonemizing.clear();
     await Promise.all(
       this.#slots.map(async (slot, index) => {
         if (slot.current) this.#settle(slot.current, new JobError('closed', 'the server is shutting down'));
@@ -332,6 +359,18 @@ export class WorkerPool {
           case 'model-input':
             this.#events.onModelInput?.({ index, phonemes: message.phonemes, input: message.input });
             break;
+          case 'phonemized': {
+            const waiting = this.#phonemizing.get(message.id);
+            this.#phonemizing.delete(message.id);
+            waiting?.resolve({ phonemes: message.phonemes, ids: message.ids, frontEnd: message.frontEnd });
+            break;
+          }
+          case 'phonemize-failed': {
+            const waiting = this.#phonemizing.get(message.id);
+            this.#phonemizing.delete(message.id);
+            waiting?.reject(new JobError('inference', message.message));
+            break;
+          }
           case 'fatal':
             reject(new Error(message.message));
             worker.postMessage({ type: 'stop' } satisfies ToWorker);
@@ -354,7 +393,19 @@ export class WorkerPool {
 
   #onJobMessage(
     slot: Slot,
-    message: Exclude<FromWorker, { type: 'ready' | 'fatal' | 'log' | 'unknown-phonemes' | 'model-input' }>,
+    message: Exclude<
+      FromWorker,
+      {
+        type:
+          | 'ready'
+          | 'fatal'
+          | 'log'
+          | 'unknown-phonemes'
+          | 'model-input'
+          | 'phonemized'
+          | 'phonemize-failed';
+      }
+    >,
   ): void {
     const current = slot.current;
     if (!current || current.job.id !== message.id) return; // an abandoned (cancelled) job's tail
@@ -403,6 +454,11 @@ export class WorkerPool {
       this.#settle(slot.current, new JobError('inference', `inference worker failed: ${reason}`));
     if (this.#soloRunning === slot.current) this.#soloRunning = undefined;
     slot.current = undefined;
+    for (const [id, waiting] of this.#phonemizing) {
+      if (waiting.slot !== slot) continue;
+      this.#phonemizing.delete(id);
+      waiting.reject(new JobError('inference', `inference worker failed: ${reason}`));
+    }
     if (this.#closed) return;
     this.#events.onWorkerExit?.({ index, reason });
     this.#respawn(index, 0);

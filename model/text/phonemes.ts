@@ -39,6 +39,17 @@ export function configureEnglish(dir: string | undefined): void {
   lexiconDir = dir;
 }
 
+/**
+ * The front end that reads `lang` in this thread: for English `misaki` (or `misaki-espeak`
+ * without the lexicons), else misaki's own readers or espeak-ng with misaki's map.
+ */
+export function frontEndName(lang: LanguageCode): string {
+  if (isEnglish(lang)) return englishFrontEnd(lang) ?? 'misaki-espeak';
+  if (lang === 'j') return 'misaki-ja';
+  if (lang === 'z') return 'misaki-zh';
+  return 'espeak-ng';
+}
+
 /** Which English front end runs in this thread for `lang` (once loaded). */
 export function englishFrontEnd(lang: 'a' | 'b'): EnglishFrontEnd | undefined {
   return english[lang]?.frontEnd;

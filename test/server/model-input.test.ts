@@ -42,10 +42,21 @@ async function synthesize(body: Record<string, unknown>): Promise<Fed[]> {
   });
   expect(res.status).toBe(200);
   await res.arrayBuffer();
-  return server
-    .logs()
-    .slice(before)
-    .filter((l) => l.msg === 'model input, as the model handed it back') as unknown as Fed[];
+  return fedSince(server, before);
+}
+
+const FED = 'model input, as the model handed it back';
+
+/** The model inputs logged since line `before`: the log may trail the response by a little. */
+async function fedSince(s: ServerProcess, before: number): Promise<Fed[]> {
+  const read = () =>
+    s
+      .logs()
+      .slice(before)
+      .filter((l) => l.msg === FED) as unknown as Fed[];
+  await expect.poll(() => read().length, { timeout: 5000 }).toBeGreaterThan(0);
+  await new Promise((r) => setTimeout(r, 200)); // the rest of a request's runs
+  return read();
 }
 
 const vocab = (): Record<string, number> =>
@@ -83,6 +94,13 @@ describe('what the model is fed', () => {
     expect(run.speed).toBe(1);
   });
 
+  it('a phonemes request reaches the model as it was sent, one run per sentence', async () => {
+    const fed = await synthesize({ phonemes: 'həlˈO wˈɜɹld. ɡˈʊd mˈɔɹnɪŋ!', voice: 'af_heart' });
+    expect(fed.map((f) => f.phonemes)).toEqual(['həlˈO wˈɜɹld.', 'ɡˈʊd mˈɔɹnɪŋ!']);
+    const v = vocab();
+    expect(fed[0]!.ids).toEqual([0, ...[...'həlˈO wˈɜɹld.'].map((c) => v[c]), 0]);
+  });
+
   it('says at startup and in /ping which English front end runs', async () => {
     const ping = (await (await fetch(`${server.http}/ping`)).json()) as { english_front_end: string };
     expect(ping.english_front_end).toBe('misaki');
@@ -110,10 +128,7 @@ describe('without the lexicons', () => {
         body: JSON.stringify({ text: 'The butter is better than the water.' }),
       });
       await res.arrayBuffer();
-      const fed = bare
-        .logs()
-        .slice(before)
-        .find((l) => l.msg === 'model input, as the model handed it back') as Fed | undefined;
+      const [fed] = await fedSince(bare, before);
       expect(fed?.phonemes).toBe('ðə bˈʌTəɹ ɪz bˈɛTəɹ ðən ðə wˈɔTəɹ.');
     } finally {
       await bare.stop();

@@ -1,0 +1,62 @@
+/**
+ * POST /v1/phonemize: what the front end makes of a text, without synthesizing it (as
+ * Kokoro-FastAPI's `/dev/phonemize`): `{"text", "lang"}` → `{"phonemes", "tokens", "front_end",
+ * "lang"}`. The phonemes can be sent back, edited or not, as a synthesis request's `phonemes`.
+ * The front end runs in an inference worker, between two inference calls.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { codePointLength } from '../../protocol/request.ts';
+import type { Config } from '../config.ts';
+import { fromEngineError, ttsError } from '../errors.ts';
+import type { Lifecycle } from '../lifecycle.ts';
+import { describe } from '../request.ts';
+import { VoiceSpecError } from '../../model/engine.ts';
+
+export const phonemizeRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifecycle }> = async (
+  app,
+  { config, lifecycle },
+) => {
+  app.post('/phonemize', async (request) => {
+    const engine = lifecycle.requireEngine();
+    const body = request.body;
+    if (body === null || typeof body !== 'object' || Array.isArray(body))
+      throw ttsError(
+        'TTS_ERR_BAD_REQUEST',
+        'The JSON body should be an object such as {"text": "Hello", "lang": "a"}',
+      );
+    const { text, lang } = body as Record<string, unknown>;
+    if (text === undefined)
+      throw ttsError('TTS_ERR_BAD_REQUEST', 'The request has no text: send {"text": "…"} to phonemize');
+    if (typeof text !== 'string')
+      throw ttsError('TTS_ERR_INVALID_OPTION', `text should be a string; got ${describe(text)}`);
+    if (text.trim() === '')
+      throw ttsError('TTS_ERR_EMPTY_TEXT', 'text is empty: it should contain something to phonemize');
+    const chars = codePointLength(text);
+    if (chars > config.maxTextChars)
+      throw ttsError(
+        'TTS_ERR_TEXT_TOO_LONG',
+        `text has ${chars} characters, over the limit of ${config.maxTextChars} per request`,
+      );
+    if (lang !== undefined && typeof lang !== 'string')
+      throw ttsError(
+        'TTS_ERR_INVALID_OPTION',
+        `lang should be a string such as "a", "b" or "fr-FR"; got ${describe(lang)}`,
+      );
+    let code;
+    try {
+      // The default voice's language unless the request names one, by the rules of synthesis.
+      code = engine.voices.resolve(config.defaultVoice, lang).lang;
+    } catch (err) {
+      if (err instanceof VoiceSpecError && err.kind === 'language')
+        throw ttsError('TTS_ERR_LANGUAGE_UNSUPPORTED', err.message);
+      if (err instanceof VoiceSpecError) throw ttsError('TTS_ERR_INVALID_OPTION', err.message);
+      throw err;
+    }
+    try {
+      const result = await engine.phonemize(text, code);
+      return { phonemes: result.phonemes, tokens: result.ids, front_end: result.frontEnd, lang: result.lang };
+    } catch (err) {
+      throw fromEngineError(err);
+    }
+  });
+};

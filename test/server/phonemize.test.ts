@@ -1,0 +1,136 @@
+/**
+ * Phonemes in, phonemes out: POST /v1/phonemize, and `phonemes` instead of `text` on POST
+ * /invocations and the WebSocket route, with clear errors for bad input and a session that stays
+ * usable after them.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServerProcess, type ServerProcess } from '../../scripts/lib/server-process.ts';
+import { projectPath } from '../../scripts/lib/paths.ts';
+
+const MODEL_DIR = projectPath('test', 'fixtures', 'standin-model');
+let server: ServerProcess;
+
+beforeAll(async () => {
+  server = await startServerProcess({ KOKORO_MODEL_DIR: MODEL_DIR, LOG_LEVEL: 'warn' });
+});
+afterAll(() => server.stop());
+
+const post = (path: string, body: unknown) =>
+  fetch(`${server.http}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+
+const vocab = (
+  JSON.parse(readFileSync(join(MODEL_DIR, 'config.json'), 'utf8')) as { vocab: Record<string, number> }
+).vocab;
+
+describe('POST /v1/phonemize', () => {
+  it("gives misaki's phonemes for English, their ids and the front end", async () => {
+    const res = await post('/v1/phonemize', { text: 'The butter is better than the water.', lang: 'a' });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as {
+      phonemes: string;
+      tokens: number[];
+      front_end: string;
+      lang: string;
+    };
+    expect(body).toEqual({
+      phonemes: 'ðə bˈʌTəɹ ɪz bˈɛTəɹ ðən ðə wˈɔTəɹ.',
+      tokens: [...'ðə bˈʌTəɹ ɪz bˈɛTəɹ ðən ðə wˈɔTəɹ.'].map((c) => vocab[c]),
+      front_end: 'misaki',
+      lang: 'a',
+    });
+  });
+
+  it('reads British English, another language by its tag, and the default voice’s language by default', async () => {
+    const gb = (await (await post('/v1/phonemize', { text: 'Hello, world.', lang: 'en-gb' })).json()) as {
+      phonemes: string;
+      lang: string;
+    };
+    expect(gb).toMatchObject({ phonemes: 'həlˈQ, wˈɜːld.', lang: 'b' });
+    const es = (await (await post('/v1/phonemize', { text: 'Hola, mundo.', lang: 'es' })).json()) as {
+      front_end: string;
+      lang: string;
+    };
+    expect(es).toMatchObject({ front_end: 'espeak-ng', lang: 'e' });
+    const plain = (await (await post('/v1/phonemize', { text: 'Hello.' })).json()) as { lang: string };
+    expect(plain.lang).toBe('a');
+  });
+
+  it.each([
+    [{ lang: 'a' }, 400, 'bad_request', /no text/],
+    [{ text: '  ' }, 400, 'empty_text', /empty/],
+    [{ text: 5 }, 400, 'invalid_option', /text should be a string; got number 5/],
+    [{ text: 'Hi', lang: 'xx' }, 400, 'language_unsupported', /xx/],
+    [{ text: 'Hi', lang: 7 }, 400, 'invalid_option', /lang should be a string/],
+  ])('refuses %j clearly (%i %s) and keeps serving', async (body, status, code, message) => {
+    const res = await post('/v1/phonemize', body);
+    expect(res.status).toBe(status);
+    const error = (await res.json()) as { code: string; message: string };
+    expect(error.code).toBe(code);
+    expect(error.message).toMatch(message);
+    expect((await post('/v1/phonemize', { text: 'Still here.' })).status).toBe(200);
+  });
+});
+
+describe('phonemes instead of text', () => {
+  it('POST /invocations speaks a phoneme string as it is', async () => {
+    const res = await post('/invocations', { phonemes: 'həlˈO wˈɜɹld. ɡˈʊd mˈɔɹnɪŋ!' });
+    expect(res.status).toBe(200);
+    const wav = Buffer.from(await res.arrayBuffer());
+    expect(wav.subarray(0, 4).toString('latin1')).toBe('RIFF');
+    expect(wav.length).toBeGreaterThan(44 + 1000);
+  });
+
+  it.each([
+    [
+      { phonemes: 'həlˈO §§ wˈɜɹld ж' },
+      'invalid_option',
+      /outside Kokoro's vocabulary: "§" \(U\+00A7\) ×2, "ж" \(U\+0436\)/,
+    ],
+    [{ phonemes: '' }, 'empty_text', /phonemes is empty/],
+    [{ phonemes: 'hˈI', text: 'Hi' }, 'invalid_option', /either text or phonemes, not both/],
+    [{ phonemes: ['h'] }, 'invalid_option', /phonemes should be a string/],
+    [
+      { phonemes: 'hˈI', timestamps: true, transport: 'sse' },
+      /invalid_option|timestamps_unavailable/,
+      /timestamps|durations/,
+    ],
+  ])('POST refuses %j with a clear error', async (body, code, message) => {
+    const res = await post('/invocations', body);
+    expect(res.status).toBe(400);
+    const error = (await res.json()) as { code: string; message: string };
+    expect(error.code).toMatch(code);
+    expect(error.message).toMatch(message);
+  });
+
+  it('a WebSocket session answers foreign symbols with an error frame, then speaks the next message', async () => {
+    const socket = new WebSocket(server.ws);
+    const frames: { type?: string; code?: string; message?: string; request_id?: string }[] = [];
+    let audio = 0;
+    socket.on('message', (data, binary) => {
+      if (binary) audio += (data as Buffer).length;
+      else frames.push(JSON.parse(String(data)) as (typeof frames)[number]);
+    });
+    await new Promise((resolve) => socket.once('open', resolve));
+    socket.send(JSON.stringify({ phonemes: 'hɛ§lO', request_id: 'bad' }));
+    socket.send(Buffer.from(JSON.stringify({ phonemes: 'həlˈO wˈɜɹld.', request_id: 'good' })), {
+      binary: true,
+    });
+    const deadline = Date.now() + 30_000;
+    while (!frames.some((f) => f.type === 'synthesis_complete' && f.request_id === 'good')) {
+      if (Date.now() > deadline) throw new Error(`no synthesis_complete: ${JSON.stringify(frames)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const error = frames.find((f) => f.type === 'error');
+    expect(error).toMatchObject({ code: 'invalid_option', request_id: 'bad' });
+    expect(error?.message).toMatch(/"§" \(U\+00A7\)/);
+    expect(audio).toBeGreaterThan(1000);
+    socket.close();
+  });
+});
