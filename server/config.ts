@@ -81,6 +81,8 @@ export interface Config {
   readonly lookaheadSentences: number;
   /** A request's first chunk ends at its first clause mark once it holds this many characters; 0: off. */
   readonly firstChunkMinChars: number;
+  /** A whole text's first sentence is cut at a clause only if it would take longer than this (ms) whole. */
+  readonly firstChunkBudgetMs: number;
   /** Seconds given to requests in flight after SIGTERM (SageMaker kills 30 s after SIGTERM). */
   readonly shutdownGraceS: number;
   readonly logLevel: LogLevel;
@@ -128,6 +130,7 @@ export function engineOptions(config: Config): EngineOptions {
     ffmpegPath: config.ffmpegPath,
     lookahead: config.lookaheadSentences,
     firstChunkMinChars: config.firstChunkMinChars,
+    firstChunkBudgetMs: config.firstChunkBudgetMs,
   };
 }
 
@@ -248,6 +251,7 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     maxQueuedJobs: int('MAX_QUEUED_JOBS', 256, 1, 100_000),
     lookaheadSentences: int('LOOKAHEAD_SENTENCES', 2, 0, 16),
     firstChunkMinChars: int('FIRST_CHUNK_MIN_CHARS', 24, 0, 400),
+    firstChunkBudgetMs: int('FIRST_CHUNK_BUDGET_MS', 250, 0, 60_000),
     shutdownGraceS: int('SHUTDOWN_GRACE_S', 25, 0, 600),
     logLevel: oneOf<LogLevel>('LOG_LEVEL', 'info', LOG_LEVELS),
     fetchModel: bool('KOKORO_FETCH_MODEL'),

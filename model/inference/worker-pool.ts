@@ -195,6 +195,14 @@ export class WorkerPool {
     return pool;
   }
 
+  /**
+   * How long `text` would take on one pool session, from the inference time per character the
+   * workers measured at warm-up and the sentences run since (Infinity before any measure).
+   */
+  estimateMs(text: string): number {
+    return (this.#msPerChar ?? Infinity) * text.length;
+  }
+
   get info(): PoolInfo {
     if (!this.#info) throw new Error('pool not started');
     return this.#info;

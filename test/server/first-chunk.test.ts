@@ -1,7 +1,8 @@
 /**
  * The first chunk released early on the server: a long opening sentence is cut at its first clause
  * mark past FIRST_CHUNK_MIN_CHARS, for whole texts and for streamed text, unless the request asks
- * for `"first_chunk":"sentence"`.
+ * for `"first_chunk":"sentence"`; and for a whole text only when the sentence would take longer
+ * than FIRST_CHUNK_BUDGET_MS whole (0 here: always).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestClient, requestsOf, startServer, type TestServer } from './harness.ts';
@@ -14,12 +15,12 @@ const LONG_OPENING =
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startServer({ FIRST_CHUNK_MIN_CHARS: '24' });
+  server = await startServer({ FIRST_CHUNK_MIN_CHARS: '24', FIRST_CHUNK_BUDGET_MS: '0' });
 });
 afterAll(() => server.close());
 
-async function chunksOf(message: Record<string, unknown>): Promise<number> {
-  const client = await TestClient.open(server.ws);
+async function chunksOf(message: Record<string, unknown>, on: TestServer = server): Promise<number> {
+  const client = await TestClient.open(on.ws);
   client.send(message);
   await client.untilControls('synthesis_complete', 1);
   const [request] = requestsOf(client.frames);
@@ -67,5 +68,22 @@ describe('first chunk', () => {
       }),
     ]);
     client.close();
+  });
+});
+
+describe('the first-chunk budget', () => {
+  it('keeps the opening sentence whole where it is fast enough, and cuts it where it is not', async () => {
+    // The stand-in takes a few milliseconds for the opening sentence: within a minute, over 1 ms.
+    for (const [budget, chunks] of [
+      ['60000', 2],
+      ['1', 3],
+    ] as const) {
+      const budgeted = await startServer({ FIRST_CHUNK_MIN_CHARS: '24', FIRST_CHUNK_BUDGET_MS: budget });
+      try {
+        expect(await chunksOf({ text: LONG_OPENING }, budgeted), `budget ${budget} ms`).toBe(chunks);
+      } finally {
+        await budgeted.close();
+      }
+    }
   });
 });

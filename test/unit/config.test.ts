@@ -18,6 +18,7 @@ describe('parseConfig', () => {
       ortSpinning: false,
       ortCpuArena: false,
       firstChunkMinChars: 24,
+      firstChunkBudgetMs: 250,
       lookaheadSentences: 2,
     });
     expect(c.workers).toBeGreaterThanOrEqual(1);
