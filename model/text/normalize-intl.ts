@@ -177,7 +177,7 @@ export function normalizeFor(text: string, lang: LanguageCode): string {
   switch (lang) {
     case 'a':
     case 'b':
-      return normalizeText(text, lang);
+      return normalizeText(text, lang, { misaki: true });
     case 'e':
     case 'f':
     case 'h':

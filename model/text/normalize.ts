@@ -414,7 +414,18 @@ function fractionWords(numerator: number, denominator: number, afterWhole: boole
   return `${count} ${unit}`;
 }
 
-function normalizeNumbers(s: string, british: boolean): string {
+/** What normalizeText leaves to the front end after it. */
+export interface NormalizeOptions {
+  /**
+   * misaki reads plain numbers, decimals, 4-digit years, ordinals and $ £ € amounts itself (`Lexicon.get_number`): leave them to it, since its reading is what Kokoro was trained
+   * on. Dates, times, phone numbers, units, ranges, fractions and magnitudes stay ours.
+   */
+  readonly misaki?: boolean;
+}
+
+const MISAKI_CURRENCIES = new Set(['$', '£', '€']);
+
+function normalizeNumbers(s: string, british: boolean, misaki: boolean): string {
   const opts: NumberWordsOptions = { and: british };
   const num = (numeral: string): string => readNumeral(numeral, opts);
 
@@ -505,6 +516,18 @@ function normalizeNumbers(s: string, british: boolean): string {
       letter?: string,
     ) => {
       const c = CURRENCIES[sym];
+      // misaki reads $, £ and € amounts itself (dollars and cents, pounds and pence).
+      if (
+        misaki &&
+        MISAKI_CURRENCIES.has(sym) &&
+        us === undefined &&
+        sign1 === undefined &&
+        sign2 === undefined &&
+        word === undefined &&
+        letter === undefined &&
+        (fraction === undefined || fraction.length <= 2)
+      )
+        return _m;
       const minus = sign1 !== undefined || sign2 !== undefined ? 'minus ' : '';
       const many = us === undefined ? c.many : `US ${c.many}`;
       const one = us === undefined ? c.one : `US ${c.one}`;
@@ -528,6 +551,7 @@ function normalizeNumbers(s: string, british: boolean): string {
     },
   );
   s = s.replace(CENTS, (_m, n: string) => `${num(n)} ${n === '1' ? 'cent' : 'cents'}`);
+  // Ours even before misaki: misaki would carry a $ amount's currency onto a following percentage.
   s = s.replace(PERCENT, (_m, n: string) => `${num(n)} percent`);
   s = s.replace(DEGREES, (_m, n: string, scale?: string, celsius?: string, fahrenheit?: string) => {
     const degrees = isOne(n) ? 'degree' : 'degrees';
@@ -560,16 +584,18 @@ function normalizeNumbers(s: string, british: boolean): string {
       ? fractionWords(n, d, false)
       : `${num(whole)} and ${fractionWords(n, d, true)}`;
   });
-  s = s.replace(ORDINAL, (_m, n: string) => toOrdinalWords(integerToWords(n.replaceAll(',', ''), opts)));
+  if (!misaki)
+    s = s.replace(ORDINAL, (_m, n: string) => toOrdinalWords(integerToWords(n.replaceAll(',', ''), opts)));
   s = s.replace(DECADE, (_m, shortDecade?: string, century?: string, decade?: string) => {
     if (shortDecade !== undefined) return pluralWords(integerToWords(`${shortDecade}0`));
     const year = Number(`${century ?? ''}${decade ?? ''}0`);
     return pluralWords(century === undefined ? integerToWords(String(year)) : yearToWords(year, opts));
   });
-  s = s.replace(YEAR, (_m, y: string) => yearToWords(Number(y), opts));
+  if (!misaki) s = s.replace(YEAR, (_m, y: string) => yearToWords(Number(y), opts));
   s = s.replace(SHORT_YEAR, (_m, y: string) =>
     y.startsWith('0') ? `oh ${integerToWords(y)}` : integerToWords(y),
   );
+  if (misaki) return s; // plain numbers, decimals and signs: misaki's get_number reads them
   s = s.replace(
     NUMBER,
     (m, sign: string, whole?: string, fraction?: string, bare?: string, offset?: number, str?: string) => {
@@ -586,7 +612,7 @@ function normalizeNumbers(s: string, british: boolean): string {
   return s;
 }
 
-function normalizeSpan(s: string, british: boolean): string {
+function normalizeSpan(s: string, british: boolean, misaki: boolean): string {
   s = s.replace(
     TITLE,
     (_m, short?: string, saint?: string, long?: string) => TITLES[short ?? saint ?? long ?? ''],
@@ -607,7 +633,7 @@ function normalizeSpan(s: string, british: boolean): string {
   });
   s = s.replace(LABEL, (_m, label: string) => `${LABELS[label.toLowerCase()]} `);
   for (const [re, words] of SYMBOLS) s = s.replace(re, words);
-  if (HAS_DIGIT.test(s)) s = normalizeNumbers(s, british);
+  if (HAS_DIGIT.test(s)) s = normalizeNumbers(s, british, misaki);
   return s;
 }
 
@@ -625,17 +651,18 @@ function normalizeSpan(s: string, british: boolean): string {
  * @param text - one sentence or a few; any length.
  * @param lang - `a` American or `b` British English (see the module notes for what differs).
  */
-export function normalizeText(text: string, lang: EnglishLang): string {
+export function normalizeText(text: string, lang: EnglishLang, options: NormalizeOptions = {}): string {
+  const misaki = options.misaki ?? false;
   const british = lang === 'b';
   const clean = cleanCharacters(text);
   if (clean === '') return clean;
   let out = '';
   let last = 0;
   for (const m of clean.matchAll(PROTECTED)) {
-    out += normalizeSpan(clean.slice(last, m.index), british) + m[0];
+    out += normalizeSpan(clean.slice(last, m.index), british, misaki) + m[0];
     last = m.index + m[0].length;
   }
-  out += last === 0 ? normalizeSpan(clean, british) : normalizeSpan(clean.slice(last), british);
+  out += last === 0 ? normalizeSpan(clean, british, misaki) : normalizeSpan(clean.slice(last), british, misaki);
   return out
     .replace(EN_DASH, (m) => (m.length > 1 ? ' \u2014 ' : '\u2014'))
     .replace(MULTI_SPACE, ' ')

@@ -88,6 +88,10 @@ describe('English as misaki reads it', () => {
     );
   });
 
+  it('ends an amount at its clause (where misaki would carry the currency on)', () => {
+    expect(say('It cost $5, 25 more.')).toBe('ˌɪt kˈɔst fˈIv dˈɑləɹz, twˈɛnti fˈIv mˈɔɹ.');
+  });
+
   it('chooses heteronyms by their tag and articles by what follows', () => {
     expect(say('I will read it.')).toBe('ˌI wɪl ɹˈid ɪt.');
     expect(say('the apple and the pear')).toBe('ði ˈæpᵊl ænd ðə pˈɛɹ');

@@ -58,7 +58,9 @@ describe('money and numbers outside English (percentages are left to espeak, as 
   });
 
   it('sends English to the English normalizer and refuses a language it has none for', () => {
-    expect(normalizeFor('It costs $5.', 'a')).toBe('It costs five dollars.');
+    // English leaves plain amounts, numbers and years to misaki; the rest is read here.
+    expect(normalizeFor('It costs $5 at 3:30 pm.', 'a')).toBe('It costs $5 at three thirty PM.');
+    expect(normalizeFor('It costs ¥5, 10% off.', 'a')).toBe('It costs five yen, ten percent off.');
     expect(normalizeFor('3日', 'j')).toBe('さん日');
     expect(normalizeFor('12.5元', 'z')).toBe('十二点五元');
     expect(() => normalizeFor('x', 'q' as 'a')).toThrow(/No normalization for language 'q'/);

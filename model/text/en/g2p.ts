@@ -190,6 +190,9 @@ export function retokenize(tokens: readonly MToken[]): Word[] {
       } else if (PUNCT_TAGS.has(tk.tag) && ![...tk.text].every((c) => /^[a-z]$/.test(c.toLowerCase()))) {
         tk.phonemes = PUNCT_TAG_PHONEMES[tk.tag] ?? [...tk.text].filter((c) => PUNCTS.has(c)).join('');
         tk.rating = 4;
+        // Our one departure: misaki keeps a currency across punctuation, so "$5.50, 25 more" read
+        // "twenty-five dollars"; an amount ends at its clause here.
+        currency = undefined;
       } else if (currency !== undefined) {
         if (tk.tag !== 'CD') currency = undefined;
         else if (j + 1 === tks.length && (i + 1 === tokens.length || tokens[i + 1]!.tag !== 'CD'))
