@@ -1,8 +1,11 @@
 /**
- * How closely the English front end agrees with misaki, and what it costs: against recorded
- * outputs of Python misaki (`--recorded FILE`: rows `{text, lang, phonemes, kind, misaki_version,
- * source}` that third parties published; rows from before misaki 0.9.2, whose flaps and articles
- * differ, are left out and counted), with the lexicons of `KOKORO_LEXICON_DIR`; the symbols outside
+ * How closely the English front end agrees with misaki, and what it costs, side by side with the
+ * front end it replaced (espeak-ng's IPA with kokoro-js's corrections, as kokoro-js feeds the
+ * model): against recorded outputs of Python misaki (`--recorded FILE`: rows `{text, lang,
+ * phonemes, kind, misaki_version, source}` that third parties published; rows from before misaki
+ * 0.9.2, whose flaps and articles differ, are left out and counted), with the lexicons of
+ * `KOKORO_LEXICON_DIR`; against lexicon words read alone (every 40th gold word with one
+ * pronunciation, whose entry gives the answer: lookup, case and stress rules); the symbols outside
  * misaki's set; cost per sentence and the lexicons' heap per worker. Needs `npm run build`.
  *
  * Usage: KOKORO_LEXICON_DIR=DIR node dist/scripts/bench-g2p.js --recorded FILE [--show N]
@@ -11,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { loadEspeak } from '../model/text/espeak.ts';
 import { createEnglish, type EnglishLang } from '../model/text/en/english.ts';
 import { GB_VOCAB, US_VOCAB } from '../model/text/en/lexicon.ts';
+import { splitOnPunctuation } from '../model/text/phonemes.ts';
 import { UsageError, intFlag, parseFlags, runMain } from './lib/cli.ts';
 import { markdownTable, median, quantile, round } from './lib/stats.ts';
 
@@ -30,6 +34,30 @@ interface Row {
 }
 
 const STALE = /^(pre-0\.9\.2|0\.1-era)/;
+
+/**
+ * The front end this one replaced, for comparison: espeak-ng per word run with punctuation kept,
+ * then kokoro-js's corrections (kokoro-js `src/phonemize.js`).
+ */
+function kokoroJsStyle(phonemes: (text: string) => string, lang: EnglishLang, text: string): string {
+  const pieces = splitOnPunctuation(text).map((p) => {
+    if (p.punctuation || p.text.trim() === '') return p.text;
+    return `${/^\s/.test(p.text) ? ' ' : ''}${phonemes(p.text.trim())}${/\s$/.test(p.text) ? ' ' : ''}`;
+  });
+  let out = pieces
+    .join('')
+    .replace(/ {2,}/g, ' ')
+    .replace(/kəkˈ[oɔ]ːɹoʊ/g, 'kˈoʊkəɹoʊ')
+    .replace(/kəkˈɔːɹəʊ/g, 'kˈəʊkəɹəʊ')
+    .replace(/ʲ/g, 'j')
+    .replace(/r/g, 'ɹ')
+    .replace(/x/g, 'k')
+    .replace(/ɬ/g, 'l')
+    .replace(/(?<=[a-zɹː])(?=hˈʌndɹɪd)/g, ' ')
+    .replace(/ z(?=[;:,.!?¡¿—…"«»“” ]|$)/g, 'z');
+  if (lang === 'a') out = out.replace(/(?<=nˈaɪn)ti(?!ː)/g, 'di');
+  return out.trim();
+}
 const PUNCTUATION = new Set(';:,.!?—…"“”()\' -');
 const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
 
@@ -67,46 +95,87 @@ async function main(): Promise<number> {
   };
   globalThis.gc?.();
   const heapMb = (process.memoryUsage().heapUsed - heap0) / 2 / (1024 * 1024);
-  const groups = new Map<string, { exact: number; total: number }>();
-  const foreign = new Map<string, number>();
-  const costs: number[] = [];
+  const before = {
+    a: (t: string) => kokoroJsStyle((w) => espeak.phonemes(w, 'en-us'), 'a', t),
+    b: (t: string) => kokoroJsStyle((w) => espeak.phonemes(w, 'en'), 'b', t),
+  };
+  const FRONT_ENDS = ['misaki (this server)', 'espeak-ng + kokoro-js fixes (before)'] as const;
+  type Counts = { exact: number; total: number };
+  const groups = new Map<string, Counts[]>();
+  const foreign = [new Map<string, number>(), new Map<string, number>()];
+  const symbols = [0, 0];
+  const costs: number[][] = [[], []];
   const shown: string[] = [];
   let stale = 0;
+  const count = (
+    key: string,
+    row: { lang: EnglishLang; phonemes: string; text: string },
+    isSentence: boolean,
+  ) => {
+    const g = groups.get(key) ?? [
+      { exact: 0, total: 0 },
+      { exact: 0, total: 0 },
+    ];
+    groups.set(key, g);
+    const vocab = row.lang === 'a' ? US_VOCAB : GB_VOCAB;
+    for (const k of [0, 1]) {
+      const t0 = performance.now();
+      const got = squash(
+        k === 0 ? english[row.lang].phonemize(row.text).phonemes : before[row.lang](row.text),
+      );
+      if (isSentence) costs[k]!.push(performance.now() - t0);
+      g[k]!.total++;
+      if (got === squash(row.phonemes)) g[k]!.exact++;
+      else if (k === 0 && isSentence && shown.length < show)
+        shown.push(`  ${row.text}\n  misaki: ${squash(row.phonemes)}\n  ours:   ${got}`);
+      if (!isSentence) continue;
+      for (const c of got) {
+        symbols[k]!++;
+        if (!vocab.has(c) && !PUNCTUATION.has(c) && c !== 'ɐ' && c !== 'T' && c !== 't')
+          foreign[k]!.set(c, (foreign[k]!.get(c) ?? 0) + 1);
+      }
+    }
+  };
   for (const row of rows) {
     if (STALE.test(row.misaki_version)) {
       stale++;
       continue;
     }
-    const key = `${row.kind === 'sentence' ? 'sentences' : 'words'}, ${row.lang === 'a' ? 'American' : 'British'}`;
-    const g = groups.get(key) ?? { exact: 0, total: 0 };
-    groups.set(key, g);
-    const t0 = performance.now();
-    const got = squash(english[row.lang].phonemize(row.text).phonemes);
-    if (row.kind === 'sentence') costs.push(performance.now() - t0);
-    g.total++;
-    if (got === squash(row.phonemes)) g.exact++;
-    else if (row.kind === 'sentence' && shown.length < show)
-      shown.push(`${row.source}\n  ${row.text}\n  misaki: ${squash(row.phonemes)}\n  ours:   ${got}`);
-    const vocab = row.lang === 'a' ? US_VOCAB : GB_VOCAB;
-    for (const c of got)
-      if (!vocab.has(c) && !PUNCTUATION.has(c) && c !== 'ɐ' && c !== 'T' && c !== 't')
-        foreign.set(c, (foreign.get(c) ?? 0) + 1);
+    const kind = row.kind === 'sentence' ? 'recorded sentences' : 'recorded words';
+    count(`${kind}, ${row.lang === 'a' ? 'American' : 'British'}`, row, row.kind === 'sentence');
   }
+  // Lexicon words read alone: every 40th gold word with a single pronunciation.
+  for (const lang of ['a', 'b'] as const) {
+    const file = lang === 'a' ? 'us_gold.json' : 'gb_gold.json';
+    const gold = JSON.parse(readFileSync(`${lexiconDir}/${file}`, 'utf8')) as Record<string, unknown>;
+    const words = Object.entries(gold).filter(([k, v]) => typeof v === 'string' && /^[a-z]{2,}$/.test(k));
+    for (let i = 0; i < words.length; i += 40) {
+      const [text, entry] = words[i] as [string, string];
+      // What G2P gives for Kokoro v1.0: the entry after misaki's final ɾ→T, ʔ→t.
+      const phonemes = entry.replaceAll('ɾ', 'T').replaceAll('ʔ', 't');
+      count(`lexicon words, ${lang === 'a' ? 'American' : 'British'}`, { lang, text, phonemes }, false);
+    }
+  }
+  const pct = (c: Counts) => `${c.exact} / ${c.total} (${round((100 * c.exact) / c.total, 1)} %)`;
   const table = markdownTable(
-    ['recorded misaki outputs', 'exact', 'of', 'agreement'],
-    [...groups].map(([k, g]) => [
-      k,
-      String(g.exact),
-      String(g.total),
-      `${round((100 * g.exact) / g.total, 1)} %`,
-    ]),
+    ['exact agreement with misaki', ...FRONT_ENDS],
+    [...groups].map(([k, g]) => [k, pct(g[0]!), pct(g[1]!)]),
   );
+  const outside = (k: number) =>
+    foreign[k]!.size === 0
+      ? 'none'
+      : `${[...foreign[k]!.values()].reduce((a, b) => a + b, 0)} of ${symbols[k]} (${[...foreign[k]!]
+          .toSorted((x, y) => y[1] - x[1])
+          .map(([c, n]) => `${c} ${n}`)
+          .join(', ')})`;
+  const cost = (k: number) =>
+    `median ${round(median(costs[k]!), 2)} ms, p95 ${round(quantile(costs[k]!, 0.95), 2)} ms`;
   process.stdout.write(
-    `${table}\n(${stale} rows from before misaki 0.9.2 left out.)\n\n` +
-      `Symbols outside misaki's set: ${foreign.size === 0 ? 'none' : [...foreign].map(([c, n]) => `${c} ${n}`).join(', ')}\n` +
-      `Cost per sentence (ms, ${costs.length} sentences, one thread): median ${round(median(costs), 2)}, p95 ${round(quantile(costs, 0.95), 2)}\n` +
-      `Heap per dialect's lexicons and front end: ${round(heapMb, 1)} MB (run with node --expose-gc for an exact figure)\n` +
-      (shown.length > 0 ? `\n${shown.join('\n\n')}\n` : ''),
+    `${table}\n(${stale} recorded rows from before misaki 0.9.2 left out.)\n\n` +
+      `Symbols outside misaki's set in the recorded sentences: ${FRONT_ENDS[0]}: ${outside(0)}; ${FRONT_ENDS[1]}: ${outside(1)}\n` +
+      `Cost per sentence (${costs[0]!.length} sentences, one thread, side by side): ${FRONT_ENDS[0]} ${cost(0)}; ${FRONT_ENDS[1]} ${cost(1)}\n` +
+      `Heap per dialect's lexicons and front end: ${round(heapMb, 1)} MB\n` +
+      (shown.length > 0 ? `\nDisagreeing sentences:\n${shown.join('\n\n')}\n` : ''),
   );
   return 0;
 }
