@@ -17,6 +17,8 @@
  *
  * Usage: node dist/scripts/compare-pos-taggers.js --ud FILE [options]
  */
+import { Tag as EnPosTag } from 'en-pos';
+import { tagTokens } from '../model/text/en/english.ts';
 import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -730,12 +732,40 @@ async function main(): Promise<number> {
       );
     })(),
     '',
+    '**"that" as a determiner or not** (what misaki\'s lexicon tells apart: `ðˈæt` / `ðæt`), en-pos alone and with the server\'s rules for it (model/text/en/english.ts)',
+    '',
+    thatAgreement(sentences),
+    '',
     '**Installed**',
     '',
     ...rows.map((r) => `- \`${r.c.name}\`, input ${r.c.input}: ${r.inst.packages.sort().join(', ')}`),
   ].join('\n');
   process.stdout.write(`${md}\n`);
   return 0;
+}
+
+/** Agreement on "that" being DT, for en-pos as installed here and for the server's tagTokens. */
+function thatAgreement(sentences: readonly Sentence[]): string {
+  let n = 0;
+  let alone = 0;
+  let server = 0;
+  for (const s of sentences) {
+    if (!s.words.some((w) => w === 'that' || w === 'That')) continue;
+    const raw = new EnPosTag([...s.words]).initial().smooth().tags;
+    const ours = tagTokens(s.words);
+    s.words.forEach((w, i) => {
+      if (w !== 'that' && w !== 'That') return;
+      n++;
+      const gold = s.tags[i] === 'DT';
+      if ((raw[i] === 'DT') === gold) alone++;
+      if ((ours[i] === 'DT') === gold) server++;
+    });
+  }
+  const p = (k: number) => `${round((100 * k) / n, 1)} %`;
+  return markdownTable(
+    ['"that" tokens', 'en-pos alone', "en-pos with the server's rules"],
+    [[String(n), p(alone), p(server)]],
+  );
 }
 
 runMain(import.meta.url, 'compare-pos-taggers', main);
