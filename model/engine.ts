@@ -87,7 +87,7 @@ export interface EngineOptions extends PoolEvents {
    * take longer than this many milliseconds on one pool session (estimated per character from the
    * pool's own runs): on a device fast enough the first sentence stays whole, with no seam. 0: cut
    * whenever `firstChunkMinChars` allows. Streamed text, whose first sentence is not known ahead,
-   * is cut by `firstChunkMinChars` alone.
+   * see `Engine.streamedFirstChunkMinChars`.
    */
   readonly firstChunkBudgetMs?: number;
   /** Tests only: see WorkerInit.faultInjection. */
@@ -181,6 +181,12 @@ export interface Engine {
     text: string,
     lang: LanguageCode,
   ): Promise<{ phonemes: string; ids: readonly number[]; frontEnd: string; lang: LanguageCode }>;
+  /**
+   * The early-release threshold for streamed text, whose first sentence is not known ahead: the
+   * first chunk is cut at a clause mark only once the text before it would already take longer
+   * than `firstChunkBudgetMs` whole, and never before `firstChunkMinChars` (0: off).
+   */
+  streamedFirstChunkMinChars(): number;
   /**
    * Stops every worker. An inference call cannot be interrupted, so this waits for running ones
    * to return, up to `timeoutMs` (default 10 s), before terminating their threads.
@@ -416,6 +422,13 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       );
     },
     stream,
+    streamedFirstChunkMinChars: () => {
+      if (firstChunkMinChars === 0 || firstChunkBudgetMs === 0) return firstChunkMinChars;
+      const perChar = pool.estimateMs('x');
+      // Above the chunker's 400-character limit a sentence is cut there anyway.
+      const chars = Number.isFinite(perChar) && perChar > 0 ? Math.ceil(firstChunkBudgetMs / perChar) : 0;
+      return Math.min(Math.max(firstChunkMinChars, chars), 400);
+    },
     phonemize: async (text, lang) => {
       try {
         return { ...(await pool.phonemize(text, lang)), lang };

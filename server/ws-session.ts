@@ -304,7 +304,9 @@ export class Session implements Drainable {
         utterance = new Utterance(options, {
           maxBufferedBytes: this.#deps.config.utteranceMaxBufferBytes,
           idleFlushMs: this.#deps.config.utteranceIdleFlushS * 1000,
-          firstChunkMinChars: this.#deps.config.firstChunkMinChars,
+          firstChunkMinChars: this.#deps.lifecycle
+            .requireEngine({ accepted: true })
+            .streamedFirstChunkMinChars(),
         });
         if (!this.#admit({ kind: 'utterance', utterance, receivedAt }, bytes)) return;
         this.#open = utterance;

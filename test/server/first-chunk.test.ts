@@ -81,6 +81,15 @@ describe('the first-chunk budget', () => {
       const budgeted = await startServer({ FIRST_CHUNK_MIN_CHARS: '24', FIRST_CHUNK_BUDGET_MS: budget });
       try {
         expect(await chunksOf({ text: LONG_OPENING }, budgeted), `budget ${budget} ms`).toBe(chunks);
+        // Streamed text: cut only once the text before the clause would take longer than the budget.
+        const client = await TestClient.open(budgeted.ws);
+        for (const piece of LONG_OPENING.match(/.{1,5}/gs)!) client.send({ type: 'append', text: piece });
+        client.send({ type: 'flush' });
+        await client.untilControls('synthesis_complete', 1);
+        expect(client.controls('synthesis_complete')[0]!.chunks, `streamed, budget ${budget} ms`).toBe(
+          chunks,
+        );
+        client.close();
       } finally {
         await budgeted.close();
       }
