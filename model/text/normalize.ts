@@ -662,7 +662,8 @@ export function normalizeText(text: string, lang: EnglishLang, options: Normaliz
     out += normalizeSpan(clean.slice(last, m.index), british, misaki) + m[0];
     last = m.index + m[0].length;
   }
-  out += last === 0 ? normalizeSpan(clean, british, misaki) : normalizeSpan(clean.slice(last), british, misaki);
+  out +=
+    last === 0 ? normalizeSpan(clean, british, misaki) : normalizeSpan(clean.slice(last), british, misaki);
   return out
     .replace(EN_DASH, (m) => (m.length > 1 ? ' \u2014 ' : '\u2014'))
     .replace(MULTI_SPACE, ' ')
