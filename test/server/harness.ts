@@ -31,6 +31,8 @@ export async function startServer(
 ): Promise<TestServer> {
   const config = parseConfig({
     KOKORO_MODEL_DIR: STANDIN_MODEL_DIR,
+    // misaki's lexicons, as the test setup provides them (test/lexicon-setup.ts).
+    ...(process.env.KOKORO_LEXICON_DIR ? { KOKORO_LEXICON_DIR: process.env.KOKORO_LEXICON_DIR } : {}),
     KOKORO_WORKERS: '1',
     KOKORO_INTRA_OP_THREADS: '1',
     LOG_LEVEL: 'silent',

@@ -124,6 +124,11 @@ describe('English as misaki reads it', () => {
     expect(usEspeakOnly.frontEnd).toBe('misaki-espeak');
   });
 
+  it('reads numbers without a lexicon too, through espeak', () => {
+    for (const text of ['-8', '-0.5', '$5.50', '1984', 'the 21st'])
+      expect(say(text, usEspeakOnly), text).toMatch(/\p{L}/u);
+  });
+
   it('returns nothing for nothing, and punctuation for punctuation', () => {
     expect(say('')).toBe('');
     expect(say('   ')).toBe('');

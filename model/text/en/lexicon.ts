@@ -421,10 +421,7 @@ export class Lexicon {
       if (r[0] === null || r[1] === null) throw new UnreadableNumber();
       result.push([r[0], r[1]]);
     };
-    if (word.startsWith('-')) {
-      push(this.lookup('minus', undefined, undefined, undefined));
-      word = word.slice(1);
-    }
+
     const extendNum = (num: string | number, first = true, escape = false) => {
       const words = escape ? String(num) : cardinal(BigInt(num));
       const splits = words.split(/[^a-z]+/);
@@ -440,6 +437,10 @@ export class Lexicon {
       }
     };
     try {
+      if (word.startsWith('-')) {
+        push(this.lookup('minus', undefined, undefined, undefined));
+        word = word.slice(1);
+      }
       if (isDigits(word) && suffix !== undefined && ORDINALS.has(suffix)) {
         extendNum(ordinal(BigInt(word)), true, true);
       } else if (
