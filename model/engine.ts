@@ -290,13 +290,13 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     const controller = new AbortController();
     const forward = () => controller.abort();
     signal?.addEventListener('abort', forward, { once: true });
-    const split = request.firstChunk === 'sentence' ? 0 : firstChunkMinChars;
+    const text = request.text;
     const sentences = (
-      request.phonemes && typeof request.text === 'string'
-        ? phonemeSentences(request.text)
-        : typeof request.text === 'string'
-          ? listed(split === 0 ? splitSentences(request.text) : textSentences(request.text))
-          : sentencesOf(request.text, controller.signal, split)
+      typeof text !== 'string'
+        ? streamedSentences(text, controller.signal)
+        : request.phonemes
+          ? phonemeSentences(text)
+          : listed(request.firstChunk === 'sentence' ? splitSentences(text) : textSentences(text))
     )[Symbol.asyncIterator]();
     interface Sentence {
       readonly ready: AudioChunk[];
@@ -452,18 +452,10 @@ async function* phonemeSentences(phonemes: string): AsyncGenerator<string> {
 }
 
 /**
- * The sentences of a request: a whole text split here, or a stream's sentences as they come. A
- * stream stops being waited for once `signal` aborts, even if it never ends by itself.
+ * A stream's sentences as they come (a whole text is split where it is synthesized). The stream
+ * stops being waited for once `signal` aborts, even if it never ends by itself.
  */
-async function* sentencesOf(
-  text: string | AsyncIterable<string>,
-  signal: AbortSignal,
-  firstChunkMinChars: number,
-): AsyncGenerator<string> {
-  if (typeof text === 'string') {
-    yield* splitSentences(text, { firstChunkMinChars });
-    return;
-  }
+async function* streamedSentences(text: AsyncIterable<string>, signal: AbortSignal): AsyncGenerator<string> {
   const iterator = text[Symbol.asyncIterator]();
   const aborted = new Promise<IteratorResult<string>>((resolve) => {
     const done = () => resolve({ value: undefined, done: true });

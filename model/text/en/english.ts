@@ -51,6 +51,8 @@ const CLOSING = new Set(['.', ',', '!', '?', ';', ':', ')', ']', '}', '…']);
  */
 export function tagTokens(tokens: readonly string[]): string[] {
   const tags = tokens.length === 0 ? [] : new EnPosTag([...tokens]).initial().smooth().tags;
+  // A straight quote opens when it is the first, third, fifth… so far (counted once, not per quote).
+  let quotesBefore = 0;
   return tokens.map((t, i) => {
     if (/^[.!?]+$/.test(t)) return '.';
     if (t === ',') return ',';
@@ -61,11 +63,9 @@ export function tagTokens(tokens: readonly string[]): string[] {
     if (t === '”' || t === '’') return "''";
     if (t === '"' || t === "''" || t === '``') {
       const next = tokens[i + 1];
-      return i === tokens.length - 1 || next === undefined || CLOSING.has(next)
-        ? "''"
-        : i === 0
-          ? '``'
-          : openingQuote(tokens, i);
+      const opens = quotesBefore % 2 === 0;
+      quotesBefore += t === '"' ? 1 : 0;
+      return i === tokens.length - 1 || next === undefined || CLOSING.has(next) ? "''" : opens ? '``' : "''";
     }
     if (t === '$' || t === '£' || t === '€' || t === '¥' || t === '₹') return '$';
     if (t === '#') return '#';
@@ -97,13 +97,6 @@ function thatTag(
   if (/^['’]s$/.test(next)) return 'DT';
   if (/^(NN|JJ|CD)/.test(nextTag ?? '') && (prevTag === 'IN' || prevTag === 'TO')) return 'DT';
   return tag;
-}
-
-/** A straight quote opens when it is the first, third, fifth… quote in the text so far. */
-function openingQuote(tokens: readonly string[], i: number): string {
-  let count = 0;
-  for (let k = 0; k < i; k++) if (tokens[k] === '"') count++;
-  return count % 2 === 0 ? '``' : "''";
 }
 
 export interface English {

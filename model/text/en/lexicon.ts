@@ -158,15 +158,6 @@ export class Lexicon {
     this.british = british;
   }
 
-  get size(): number {
-    return this.#golds.size + this.#silvers.size;
-  }
-
-  /** The gold entry of a word as the dictionary holds it (tests, the benchmark). */
-  gold(word: string): Entry | undefined {
-    return this.#golds.get(word);
-  }
-
   /** A gold pronunciation (null without a lexicon: then the fallback reads the word). */
   #goldString(word: string, tag = 'DEFAULT'): string | null {
     const v = this.#golds.get(word);
