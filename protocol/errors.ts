@@ -58,3 +58,54 @@ export const MESSAGE_TOKENS = {
   busy: ['queue_saturated', 'queue_full'],
   request_stale: ['request_stale'],
 } as const satisfies Partial<Record<ErrorCode, readonly [string, ...string[]]>>;
+
+/** What a failure carries besides its code and message, for the edges that translate it. */
+export interface TtsErrorData {
+  /** The request field it is about (`voice`, `speed`, …), as OpenAI's `param` names it. */
+  readonly param?: string;
+  readonly [key: string]: unknown;
+}
+
+/**
+ * The one error a request can fail with: a code of {@link ERROR_CODES} (stable, on the wire), a
+ * message safe to show the client, and data for the edges. It is raised where the failure is
+ * known — the request parser, the voice catalog, the inference pool — and turned into an HTTP body,
+ * a WebSocket error frame or a vendor's error once, where it leaves the server. A cancelled request
+ * is not an error: it rejects with an `AbortError` (see {@link isAbortError}).
+ */
+export class TtsError extends Error {
+  override readonly name = 'TtsError';
+  readonly key: ErrorName;
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly data: TtsErrorData;
+  /** The request it belongs to, echoed to the client when known. */
+  requestId: string | undefined;
+
+  constructor(key: ErrorName, message: string, options: { cause?: unknown; data?: TtsErrorData } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.key = key;
+    this.code = ERROR_CODES[key].code;
+    this.status = ERROR_CODES[key].status;
+    this.data = options.data ?? {};
+  }
+}
+
+/** Shorthand used at throw sites: `throw ttsError('TTS_ERR_BUSY', '…')`. */
+export function ttsError(
+  key: ErrorName,
+  message: string,
+  options?: { cause?: unknown; data?: TtsErrorData },
+): TtsError {
+  return new TtsError(key, message, options);
+}
+
+/** The rejection of work whose caller gave up on it (a client that left, a cancel). */
+export function abortError(message = 'cancelled'): Error {
+  return new DOMException(message, 'AbortError');
+}
+
+/** True for the cancellation of work whose caller gave up on it: nothing to report. */
+export function isAbortError(err: unknown): boolean {
+  return err instanceof Error && err.name === 'AbortError';
+}

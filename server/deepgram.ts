@@ -26,17 +26,15 @@ export function isDeepgramPath(path: string | undefined): boolean {
 
 const ENCODINGS = { linear16: 'pcm', mulaw: 'mulaw' } as const;
 
-/** Refused at connection time (a bad query): the session closes with 1008 after saying why. */
-export class DeepgramQueryError extends Error {
-  override name = 'DeepgramQueryError';
-}
+/** A query the server cannot serve: refused at connection time, and the session closes with 1008. */
+const badQuery = (message: string) => ttsError('TTS_ERR_INVALID_OPTION', message);
 
 /** Same for every session of this process: Deepgram's `model_uuid` names the model loaded. */
 const MODEL_UUID = randomUUID();
 
 /**
  * The dialect of one session opened with `query`.
- * @throws DeepgramQueryError for an encoding or sample rate the server cannot give.
+ * @throws TtsError `invalid_option` for an encoding, sample rate or speed the server cannot give.
  */
 export function deepgramDialect(query: URLSearchParams, engine: Engine, config: Config): SessionDialect {
   const warnings: { description: string; code: string }[] = [];
@@ -55,25 +53,21 @@ export function deepgramDialect(query: URLSearchParams, engine: Engine, config: 
   }
   const encoding = query.get('encoding') ?? 'linear16';
   if (!(encoding in ENCODINGS)) {
-    throw new DeepgramQueryError(
-      `encoding "${encoding.slice(0, 32)}" is not supported; use linear16 or mulaw`,
-    );
+    throw badQuery(`encoding "${encoding.slice(0, 32)}" is not supported; use linear16 or mulaw`);
   }
   const format = ENCODINGS[encoding as keyof typeof ENCODINGS];
   const rates = FORMATS[format].rates as readonly number[];
   const rateText = query.get('sample_rate');
   const sampleRate = rateText === null ? FORMATS[format].defaultRate : Number(rateText);
   if (!rates.includes(sampleRate)) {
-    throw new DeepgramQueryError(
+    throw badQuery(
       `sample_rate ${JSON.stringify(rateText)} is not supported for ${encoding}; use one of ${rates.join(', ')}`,
     );
   }
   const speedText = query.get('speed');
   const speed = speedText === null ? undefined : Number(speedText);
   if (speed !== undefined && !(speed >= SPEED_MIN && speed <= SPEED_MAX)) {
-    throw new DeepgramQueryError(
-      `speed ${JSON.stringify(speedText)} should be from ${SPEED_MIN} to ${SPEED_MAX}`,
-    );
+    throw badQuery(`speed ${JSON.stringify(speedText)} should be from ${SPEED_MIN} to ${SPEED_MAX}`);
   }
 
   let flushed = 0;

@@ -1,67 +1,25 @@
 /**
- * The server's coded errors. Every error a client can see has a code of the wire contract's table
- * (protocol/errors.ts); the HTTP status is used by POST. One mapping (`toErrorBody`) turns any
- * thrown value into the JSON body of a WebSocket `error` control frame or an SSE `error` event;
- * `toHttpErrorBody` adds what a 4xx/5xx answer carries besides.
+ * What a client sees when something fails, decided once. Every failure a client can see is a
+ * TtsError (protocol/errors.ts) raised where it is known; `toErrorBody` turns any thrown value
+ * into the JSON body of an HTTP error, a WebSocket `error` control frame or an SSE `error` event,
+ * and the vendor dialects (openai.ts, deepgram.ts) translate that body into their own shapes.
  */
 import type { FastifyError } from 'fastify';
-import { SynthesisError } from '../model/engine.ts';
 import {
-  ERROR_CODES,
   MESSAGE_TOKENS,
+  TtsError,
+  ttsError,
   type ErrorBody,
   type ErrorCode,
-  type ErrorName,
   type HttpErrorBody,
 } from '../protocol/errors.ts';
 
-/** An error whose message is safe to show to the client. */
-export class TtsError extends Error {
-  override readonly name: ErrorName;
-  readonly code: ErrorCode;
-  readonly statusCode: number;
-  /** The request this error belongs to, echoed to the client when known. */
-  requestId: string | undefined;
-
-  constructor(name: ErrorName, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = name;
-    this.code = ERROR_CODES[name].code;
-    this.statusCode = ERROR_CODES[name].status;
-  }
-}
-
-/** The engine's failures as client-facing errors; anything else unchanged (unknown stays internal). */
-export function fromEngineError(err: unknown): unknown {
-  if (!(err instanceof SynthesisError)) return err;
-  switch (err.kind) {
-    case 'busy':
-      return ttsError('TTS_ERR_BUSY', `The server is at capacity: ${err.message}; retry shortly`, err);
-    case 'closed':
-      return ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests', err);
-    case 'inference':
-      return ttsError(
-        'TTS_ERR_INFERENCE',
-        'Synthesis failed inside the model; the error has been logged',
-        err,
-      );
-    case 'encoding':
-      return ttsError('TTS_ERR_INTERNAL', 'Encoding the audio failed; the error has been logged', err);
-    case 'cancelled':
-      return err;
-  }
-}
+export { TtsError, ttsError } from '../protocol/errors.ts';
 
 /** Tags an error with the request it belongs to (when it is ours) and returns it, for `throw`. */
 export function withRequestId(err: unknown, requestId: string | undefined): unknown {
-  const mapped = fromEngineError(err);
-  if (mapped instanceof TtsError && requestId !== undefined) mapped.requestId ??= requestId;
-  return mapped;
-}
-
-/** Shorthand used at throw sites: `throw ttsError('TTS_ERR_BUSY', '…')`. */
-export function ttsError(name: ErrorName, message: string, cause?: unknown): TtsError {
-  return new TtsError(name, message, cause === undefined ? undefined : { cause });
+  if (err instanceof TtsError && requestId !== undefined) err.requestId ??= requestId;
+  return err;
 }
 
 const TOKENS: Partial<Record<ErrorCode, readonly string[]>> = MESSAGE_TOKENS;
@@ -85,20 +43,15 @@ function withToken(code: ErrorCode, message: string): string {
  * message (see `MESSAGE_TOKENS`).
  */
 export function toErrorBody(err: unknown, requestId?: string): { status: number; body: ErrorBody } {
-  const mapped = fromEngineError(err);
-  const known =
-    mapped instanceof TtsError
-      ? mapped
-      : ttsError('TTS_ERR_INTERNAL', 'The server failed while handling this request; it has been logged.');
-  const message =
-    known.statusCode >= 500 && known.name === 'TTS_ERR_INTERNAL'
-      ? 'The server failed while handling this request; it has been logged.'
-      : known.message;
+  const known = err instanceof TtsError ? err : ttsError('TTS_ERR_INTERNAL', INTERNAL);
+  const message = known.key === 'TTS_ERR_INTERNAL' ? INTERNAL : known.message;
   const body: ErrorBody = { type: 'error', code: known.code, message: withToken(known.code, message) };
   const id = requestId ?? known.requestId;
   if (id !== undefined) body.request_id = id;
-  return { status: known.statusCode, body };
+  return { status: known.status, body };
 }
+
+const INTERNAL = 'The server failed while handling this request; it has been logged.';
 
 /** The body of a 4xx/5xx answer: the error body with `error`, equal to `code` (see HttpErrorBody). */
 export function toHttpErrorBody(err: unknown, requestId?: string): { status: number; body: HttpErrorBody } {

@@ -21,24 +21,9 @@ import {
   type VoiceListing,
 } from '../protocol/openai.ts';
 import type { Config } from './config.ts';
-import { TtsError, toErrorBody } from './errors.ts';
+import { TtsError, toErrorBody, ttsError } from './errors.ts';
+import type { ErrorCode } from '../protocol/errors.ts';
 import { describe, parseOptions, type SynthesisOptions } from './request.ts';
-
-/** A refusal that names the request field it is about (OpenAI's `param`). */
-export class ParamError extends TtsError {
-  readonly param: string;
-  readonly openAiCode: string | undefined;
-  constructor(
-    name: ConstructorParameters<typeof TtsError>[0],
-    param: string,
-    message: string,
-    openAiCode?: string,
-  ) {
-    super(name, message);
-    this.param = param;
-    this.openAiCode = openAiCode;
-  }
-}
 
 export interface SpeechOptions {
   readonly options: SynthesisOptions;
@@ -48,7 +33,7 @@ export interface SpeechOptions {
 }
 
 function invalid(param: string, message: string): never {
-  throw new ParamError('TTS_ERR_INVALID_OPTION', param, message, 'invalid_value');
+  throw ttsError('TTS_ERR_INVALID_OPTION', message, { data: { param } });
 }
 
 /**
@@ -60,61 +45,33 @@ export function clampSpeed(speed: number, wholeNumbers: boolean): number {
   return wholeNumbers ? Math.min(SPEED_MAX, Math.max(1, Math.round(clamped))) : clamped;
 }
 
-/** The field a refusal of the shared parser is about, for `param`. */
-function paramOf(err: TtsError): string | null {
-  switch (err.name) {
-    case 'TTS_ERR_VOICE_NOT_FOUND':
-      return 'voice';
-    case 'TTS_ERR_LANGUAGE_UNSUPPORTED':
-      return /^(Unknown lang|lang )/.test(err.message) ? 'lang_code' : 'voice';
-    case 'TTS_ERR_EMPTY_TEXT':
-    case 'TTS_ERR_TEXT_TOO_LONG':
-      return 'input';
-    case 'TTS_ERR_INVALID_OPTION': {
-      const field = /^(\w+) /.exec(err.message)?.[1];
-      return field === 'text'
-        ? 'input'
-        : field === 'format'
-          ? 'response_format'
-          : field === 'lang'
-            ? 'lang_code'
-            : (field ?? null);
-    }
-    default:
-      return null;
-  }
-}
-
 /** Checks a `POST /v1/audio/speech` body and translates it into the server's request. */
 export function parseSpeechRequest(body: unknown, ctx: { config: Config; engine: Engine }): SpeechOptions {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new ParamError(
+    throw ttsError(
       'TTS_ERR_BAD_REQUEST',
-      'body',
       `The body should be a JSON object such as {"model": "kokoro", "input": "Hello", "voice": "af_heart"}; got ${describe(body)}`,
+      { data: { param: 'body' } },
     );
   }
   const fields = body as Record<string, unknown>;
 
   if (fields.model === undefined || fields.model === '')
-    throw new ParamError(
-      'TTS_ERR_BAD_REQUEST',
-      'model',
-      `model is required: one of ${OPENAI_MODELS.join(', ')}`,
-    );
+    throw ttsError('TTS_ERR_BAD_REQUEST', `model is required: one of ${OPENAI_MODELS.join(', ')}`, {
+      data: { param: 'model' },
+    });
   if (typeof fields.model !== 'string')
     invalid('model', `model should be a string; got ${describe(fields.model)}`);
   if (!openAiModel(fields.model)) {
-    throw new ParamError(
-      'TTS_ERR_NOT_FOUND',
-      'model',
+    throw unknownModel(
       `The model ${JSON.stringify(fields.model.slice(0, 60))} does not exist here; this server serves ${OPENAI_MODELS.join(', ')} (all of them Kokoro-82M)`,
-      'model_not_found',
     );
   }
 
   if (fields.input === undefined)
-    throw new ParamError('TTS_ERR_BAD_REQUEST', 'input', 'input is required: the text to speak');
+    throw ttsError('TTS_ERR_BAD_REQUEST', 'input is required: the text to speak', {
+      data: { param: 'input' },
+    });
   if (typeof fields.input !== 'string')
     invalid('input', `input should be a string; got ${describe(fields.input)}`);
 
@@ -167,44 +124,53 @@ export function parseSpeechRequest(body: unknown, ctx: { config: Config; engine:
   if (fields.instructions !== undefined && typeof fields.instructions !== 'string')
     invalid('instructions', `instructions should be a string; got ${describe(fields.instructions)}`);
 
-  let options: SynthesisOptions;
-  try {
-    options = parseOptions(
-      {
-        text: fields.input,
-        voice,
-        speed,
-        format,
-        ...(fields.lang_code !== undefined ? { lang: fields.lang_code } : {}),
-      },
-      { route: 'http', config: ctx.config, engine: ctx.engine },
-    );
-  } catch (err) {
-    if (!(err instanceof TtsError)) throw err;
-    const param = paramOf(err);
-    throw param ? new ParamError(err.name, param, err.message) : err;
-  }
+  const options = parseOptions(
+    {
+      text: fields.input,
+      voice,
+      speed,
+      format,
+      ...(fields.lang_code !== undefined ? { lang: fields.lang_code } : {}),
+    },
+    { route: 'http', config: ctx.config, engine: ctx.engine },
+  );
   return { options, streamFormat: streamFormat as OpenAiStreamFormat, speed };
 }
 
-/** The status OpenAI answers with where it differs from this server's own (an over-long input is a 400 there). */
-const OPENAI_STATUS: Partial<Record<TtsError['name'], number>> = {
-  TTS_ERR_TEXT_TOO_LONG: 400,
+/** A model id this server does not serve: OpenAI's 404 `model_not_found`. */
+export function unknownModel(message: string): TtsError {
+  return ttsError('TTS_ERR_NOT_FOUND', message, { data: { param: 'model' } });
+}
+
+/** OpenAI's names for the request fields where the shared parser uses the server's own. */
+const OPENAI_PARAMS: Readonly<Record<string, string>> = {
+  text: 'input',
+  phonemes: 'input',
+  format: 'response_format',
+  lang: 'lang_code',
 };
 
-/** Any thrown value as OpenAI's error body, with the status to answer with. */
+/** OpenAI's codes where they differ from the server's (docs/protocol.md, "OpenAI-compatible API"). */
+const OPENAI_CODES: Partial<Record<ErrorCode, string>> = {
+  invalid_option: 'invalid_value',
+  text_too_long: 'string_above_max_length',
+  unauthorized: 'invalid_api_key',
+};
+
+/**
+ * Any thrown value as OpenAI's error body, with the status to answer with (an over-long input is
+ * a 400 there) and the server's own code, for the metrics.
+ */
 export function toOpenAiError(err: unknown): { status: number; body: OpenAiErrorBody; code: string } {
   const { status, body } = toErrorBody(err);
   const known = err instanceof TtsError ? err : undefined;
-  const openStatus = (known && OPENAI_STATUS[known.name]) ?? status;
+  const field = known?.data.param;
+  const param = field === undefined ? null : (OPENAI_PARAMS[field] ?? field);
+  const openStatus = body.code === 'text_too_long' ? 400 : status;
   const code =
-    err instanceof ParamError && err.openAiCode
-      ? err.openAiCode
-      : known?.name === 'TTS_ERR_UNAUTHORIZED'
-        ? 'invalid_api_key'
-        : known?.name === 'TTS_ERR_TEXT_TOO_LONG'
-          ? 'string_above_max_length'
-          : body.code;
+    body.code === 'not_found' && param === 'model'
+      ? 'model_not_found'
+      : (OPENAI_CODES[body.code] ?? body.code);
   return {
     status: openStatus,
     code: body.code,
@@ -212,7 +178,7 @@ export function toOpenAiError(err: unknown): { status: number; body: OpenAiError
       error: {
         message: body.message,
         type: openStatus >= 500 ? 'server_error' : 'invalid_request_error',
-        param: err instanceof ParamError ? err.param : known ? paramOf(known) : null,
+        param,
         code,
       },
     },

@@ -4,7 +4,8 @@
  * whether a failure was only the client going away.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import { SynthesisError, type RunFigures } from '../model/engine.ts';
+import type { RunFigures } from '../model/engine.ts';
+import { isAbortError } from '../protocol/errors.ts';
 import type { AudioFormat } from '../protocol/formats.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -58,6 +59,4 @@ export function recordClientGone(
 }
 
 /** True for the cancellation of work whose client went away: not an error to report. */
-export function isCancelled(err: unknown): boolean {
-  return err instanceof SynthesisError && err.kind === 'cancelled';
-}
+export const isCancelled = isAbortError;

@@ -13,13 +13,7 @@ import {
   codePointLength,
   type Transport,
 } from '../protocol/request.ts';
-import {
-  KOKORO_VOCAB,
-  VoiceSpecError,
-  type Engine,
-  type ResolvedVoice,
-  type SynthesisRequest,
-} from '../model/engine.ts';
+import { KOKORO_VOCAB, type Engine, type ResolvedVoice, type SynthesisRequest } from '../model/engine.ts';
 import type { Config } from './config.ts';
 import { ttsError } from './errors.ts';
 
@@ -81,8 +75,9 @@ export function describe(value: unknown): string {
   return `${typeof value} ${String(value)}`;
 }
 
-function invalid(message: string): never {
-  throw ttsError('TTS_ERR_INVALID_OPTION', message);
+/** A field with a wrong type or value; `param` names it, for the dialects that say which. */
+function invalid(param: string, message: string): never {
+  throw ttsError('TTS_ERR_INVALID_OPTION', message, { data: { param } });
 }
 
 /** The request id to echo on errors, when the message carried a usable one. */
@@ -103,6 +98,7 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     body.request_id.length > MAX_REQUEST_ID_CHARS
   ) {
     invalid(
+      'request_id',
       `request_id should be a non-empty string of at most ${MAX_REQUEST_ID_CHARS} characters; got ${describe(body.request_id)}`,
     );
   } else requestId = body.request_id;
@@ -112,6 +108,7 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     const ts = body.request_timestamp;
     if (typeof ts !== 'number' || !Number.isFinite(ts) || ts < 0) {
       invalid(
+        'request_timestamp',
         `request_timestamp should be epoch seconds (or milliseconds above 1e11) as a number; got ${describe(ts)}`,
       );
     }
@@ -128,6 +125,7 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
   const phonemes = body.phonemes !== undefined;
   if (phonemes && body.text !== undefined)
     invalid(
+      'phonemes',
       'send either text or phonemes, not both: phonemes are read as they are, text goes through the front end',
     );
   const field = phonemes ? 'phonemes' : 'text';
@@ -136,26 +134,32 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     throw ttsError(
       'TTS_ERR_BAD_REQUEST',
       'The request has no text: send {"text": "…"} with the words to speak (or {"phonemes": "…"} in Kokoro\'s symbols)',
+      { data: { param: 'text' } },
     );
   if (typeof text !== 'string')
     invalid(
+      field,
       phonemes
         ? `phonemes should be a string of Kokoro's phoneme symbols (POST /v1/phonemize shows some); got ${describe(text)}`
         : `text should be a string; got ${describe(text)}`,
     );
   if (text.trim() === '')
-    throw ttsError('TTS_ERR_EMPTY_TEXT', `${field} is empty: it should contain something to speak`);
+    throw ttsError('TTS_ERR_EMPTY_TEXT', `${field} is empty: it should contain something to speak`, {
+      data: { param: field },
+    });
   const chars = codePointLength(text);
   if (chars > config.maxTextChars) {
     throw ttsError(
       'TTS_ERR_TEXT_TOO_LONG',
       `${field} has ${chars} characters, over the limit of ${config.maxTextChars} per message; split it into several messages`,
+      { data: { param: field } },
     );
   }
   if (phonemes) {
     const foreign = foreignSymbols(text);
     if (foreign.length > 0)
       invalid(
+        'phonemes',
         `phonemes has symbols outside Kokoro's vocabulary: ${foreign.slice(0, 10).join(', ')}${foreign.length > 10 ? ', …' : ''}; ` +
           "send misaki's symbols (POST /v1/phonemize gives them for a text)",
       );
@@ -163,25 +167,21 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
 
   const voiceSpec = body.voice === undefined ? config.defaultVoice : body.voice;
   if (typeof voiceSpec !== 'string')
-    invalid(`voice should be a string such as "af_heart" or "af_bella+af_sky"; got ${describe(voiceSpec)}`);
+    invalid(
+      'voice',
+      `voice should be a string such as "af_heart" or "af_bella+af_sky"; got ${describe(voiceSpec)}`,
+    );
   if (body.lang !== undefined && typeof body.lang !== 'string')
-    invalid(`lang should be a string such as "es" or "fr-FR"; got ${describe(body.lang)}`);
-  let voice: ResolvedVoice;
-  try {
-    voice = engine.voices.resolve(voiceSpec, body.lang);
-  } catch (err) {
-    if (!(err instanceof VoiceSpecError)) throw err;
-    if (err.kind === 'unknown') throw ttsError('TTS_ERR_VOICE_NOT_FOUND', err.message);
-    if (err.kind === 'language') throw ttsError('TTS_ERR_LANGUAGE_UNSUPPORTED', err.message);
-    invalid(err.message);
-  }
+    invalid('lang', `lang should be a string such as "es" or "fr-FR"; got ${describe(body.lang)}`);
+  const voice: ResolvedVoice = engine.voices.resolve(voiceSpec, body.lang);
 
   const speed = body.speed === undefined ? 1 : body.speed;
   if (typeof speed !== 'number' || !Number.isFinite(speed) || speed < SPEED_MIN || speed > SPEED_MAX) {
-    invalid(`speed should be a number from ${SPEED_MIN} to ${SPEED_MAX}; got ${describe(speed)}`);
+    invalid('speed', `speed should be a number from ${SPEED_MIN} to ${SPEED_MAX}; got ${describe(speed)}`);
   }
   if (engine.info.contract.speedType === 'int32' && !Number.isInteger(speed)) {
     invalid(
+      'speed',
       `This model export takes whole-number speeds only (its speed input is int32): use 1 or 2; got ${speed}`,
     );
   }
@@ -189,37 +189,43 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
   const formats = engine.info.formats;
   const format = body.format === undefined ? (route === 'http' ? 'wav' : 'pcm') : body.format;
   if (typeof format !== 'string' || !isAudioFormat(format) || !formats.includes(format)) {
-    invalid(`format should be one of: ${formats.join(', ')}; got ${describe(format)}`);
+    invalid('format', `format should be one of: ${formats.join(', ')}; got ${describe(format)}`);
   }
 
   const rates = FORMATS[format].rates as readonly number[];
   const sampleRate = body.sample_rate === undefined ? FORMATS[format].defaultRate : body.sample_rate;
   if (typeof sampleRate !== 'number' || !rates.includes(sampleRate)) {
-    invalid(`sample_rate for ${format} should be one of: ${rates.join(', ')}; got ${describe(sampleRate)}`);
+    invalid(
+      'sample_rate',
+      `sample_rate for ${format} should be one of: ${rates.join(', ')}; got ${describe(sampleRate)}`,
+    );
   }
 
   let stream = true;
   let transport: Transport = 'binary';
   if (route === 'http') {
     if (body.stream !== undefined && typeof body.stream !== 'boolean') {
-      invalid(`stream should be true or false; got ${describe(body.stream)}`);
+      invalid('stream', `stream should be true or false; got ${describe(body.stream)}`);
     }
     stream = body.stream !== false;
     const requested = body.transport === undefined ? (ctx.defaultTransport ?? 'binary') : body.transport;
     if (typeof requested !== 'string' || !TRANSPORTS.includes(requested as Transport)) {
-      invalid(`transport should be one of: ${TRANSPORTS.join(', ')}; got ${describe(requested)}`);
+      invalid(
+        'transport',
+        `transport should be one of: ${TRANSPORTS.join(', ')}; got ${describe(requested)}`,
+      );
     }
     transport = requested as Transport;
   }
 
   const firstChunk = body.first_chunk === undefined ? 'clause' : body.first_chunk;
   if (firstChunk !== 'clause' && firstChunk !== 'sentence') {
-    invalid(`first_chunk should be "clause" or "sentence"; got ${describe(firstChunk)}`);
+    invalid('first_chunk', `first_chunk should be "clause" or "sentence"; got ${describe(firstChunk)}`);
   }
 
   const timestamps = body.timestamps === undefined ? false : body.timestamps;
   if (typeof timestamps !== 'boolean')
-    invalid(`timestamps should be true or false; got ${describe(timestamps)}`);
+    invalid('timestamps', `timestamps should be true or false; got ${describe(timestamps)}`);
   if (timestamps && !engine.info.capabilities.timestamps) {
     throw ttsError(
       'TTS_ERR_TIMESTAMPS_UNAVAILABLE',
@@ -227,10 +233,11 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     );
   }
   if (timestamps && phonemes) {
-    invalid('timestamps time the words of a text; a phonemes request has no words to time');
+    invalid('timestamps', 'timestamps time the words of a text; a phonemes request has no words to time');
   }
   if (timestamps && route === 'http' && transport !== 'sse') {
     invalid(
+      'timestamps',
       'timestamps on POST need "transport": "sse" (they come as word_timestamps events); raw audio bytes cannot carry them',
     );
   }

@@ -5,6 +5,7 @@
  * async iterator; the session writes through {@link Utterance.append} and ends with `flush`.
  */
 import { IncrementalSentenceChunker } from '../model/engine.ts';
+import { ttsError } from '../protocol/errors.ts';
 import type { SynthesisOptions } from './request.ts';
 
 export interface UtteranceLimits {
@@ -14,11 +15,6 @@ export interface UtteranceLimits {
   readonly idleFlushMs: number;
   /** The first chunk is released at its first clause mark once it holds this many characters; 0: off. */
   readonly firstChunkMinChars: number;
-}
-
-/** Why an append was refused; the utterance itself stays open. */
-export class AppendRefused extends Error {
-  override name = 'AppendRefused';
 }
 
 export class Utterance implements AsyncIterable<string> {
@@ -66,14 +62,16 @@ export class Utterance implements AsyncIterable<string> {
 
   /**
    * Adds text; every sentence it completes goes to the engine now.
-   * @throws AppendRefused when the text would hold more than the limit unspoken (nothing is added).
+   * @throws TtsError `text_too_long` when the text would hold more than the limit unspoken (nothing
+   *   is added; the utterance stays open).
    */
   append(text: string, chars: number): void {
     if (this.#ended) throw new Error('append after the utterance ended');
     const bytes = Buffer.byteLength(text);
     const { maxBufferedBytes } = this.#limits;
     if (this.bufferedBytes + bytes > maxBufferedBytes) {
-      throw new AppendRefused(
+      throw ttsError(
+        'TTS_ERR_TEXT_TOO_LONG',
         `This utterance already holds ${this.bufferedBytes} bytes of text not yet spoken, and this append of ${bytes} bytes would pass the limit of ${maxBufferedBytes}; it was not added. Wait for audio before appending more, or flush`,
       );
     }

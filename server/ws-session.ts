@@ -16,7 +16,7 @@ import { parseOptions, peekRequestId, synthesisRequest, type SynthesisOptions } 
 import type { WordTiming } from '../model/engine.ts';
 import { isCancelled, recordClientGone, recordCompletion, recordRefusal } from './outcomes.ts';
 import { NATIVE_DIALECT, type Command, type SessionDialect } from './session-messages.ts';
-import { AppendRefused, Utterance } from './utterance.ts';
+import { Utterance } from './utterance.ts';
 
 /** Above this many unsent bytes, sending waits for the socket to drain. */
 const SEND_HIGH_WATER_BYTES = 1024 * 1024;
@@ -313,8 +313,7 @@ export class Session implements Drainable {
       }
       utterance.append(text, chars);
     } catch (err) {
-      const error = err instanceof AppendRefused ? ttsError('TTS_ERR_TEXT_TOO_LONG', err.message) : err;
-      void this.#sendError(error, requestId);
+      void this.#sendError(err, requestId);
     }
   }
 

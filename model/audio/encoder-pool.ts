@@ -5,6 +5,7 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../threads.ts';
+import { abortError, ttsError } from '../../protocol/errors.ts';
 import type { AudioFormat } from '../../protocol/formats.ts';
 import type { EncoderWorkerInit, FromEncoder, ToEncoder } from './encoder-messages.ts';
 import type { StreamEncoder } from './encoder.ts';
@@ -20,9 +21,9 @@ interface Slot {
   streams: Map<number, Map<number, Waiter>>;
 }
 
-export class EncoderError extends Error {
-  override name = 'EncoderError';
-}
+/** Encoding failed: an internal error, whose detail is logged and never shown to the client. */
+const encoderError = (detail: string) =>
+  ttsError('TTS_ERR_INTERNAL', `Encoding the audio failed: ${detail}`, { data: { stage: 'encoding' } });
 
 export class EncoderPool {
   readonly #init: EncoderWorkerInit;
@@ -48,7 +49,7 @@ export class EncoderPool {
 
   /** Opens a request's encoder stream in the least loaded worker. */
   open(format: AudioFormat, sampleRate: number): StreamEncoder {
-    if (this.#closed) throw new EncoderError('the encoder pool is shut down');
+    if (this.#closed) throw encoderError('the encoder pool is shut down');
     const slot = this.#slots.reduce((a, b) => (b.streams.size < a.streams.size ? b : a));
     const id = this.#nextId++;
     slot.streams.set(id, new Map());
@@ -58,7 +59,7 @@ export class EncoderPool {
     const call = (message: ToEncoder & { seq: number }, transfer: ArrayBuffer[]): Promise<Uint8Array> =>
       new Promise((resolve, reject) => {
         const waiters = slot.streams.get(id);
-        if (!waiters) return reject(new EncoderError('the encoder stream is closed'));
+        if (!waiters) return reject(encoderError('the encoder stream is closed'));
         waiters.set(message.seq, { resolve, reject });
         this.#post(slot, message, transfer);
       });
@@ -80,7 +81,7 @@ export class EncoderPool {
         if (!slot.streams.has(id)) return;
         const waiters = slot.streams.get(id)!;
         slot.streams.delete(id);
-        for (const w of waiters.values()) w.reject(new EncoderError('aborted'));
+        for (const w of waiters.values()) w.reject(abortError('the encoder stream was aborted'));
         if (!finished) this.#post(slot, { type: 'abort', id });
       },
     };
@@ -123,13 +124,13 @@ export class EncoderPool {
         if (!waiter) return;
         slot.streams.get(message.id)!.delete(message.seq);
         if (message.type === 'data') waiter.resolve(message.bytes);
-        else waiter.reject(new EncoderError(message.message));
+        else waiter.reject(encoderError(message.message));
       });
       const gone = (reason: string) => {
         if (!ready) reject(new Error(`encoder worker failed to start: ${reason}`));
         if (this.#slots[index] !== slot) return;
         for (const waiters of slot.streams.values()) {
-          for (const w of waiters.values()) w.reject(new EncoderError(`encoder worker failed: ${reason}`));
+          for (const w of waiters.values()) w.reject(encoderError(`encoder worker failed: ${reason}`));
         }
         slot.streams.clear();
         if (this.#closed || !ready) return;

@@ -21,6 +21,7 @@ import {
   type LanguageCode,
   type VoiceId,
 } from './constants.ts';
+import { ttsError, type TtsError } from '../../protocol/errors.ts';
 import { MAX_VOICE_SPEC_CHARS } from '../../protocol/request.ts';
 
 export const MAX_BLEND_VOICES = 8;
@@ -31,16 +32,12 @@ export interface VoicePart {
   readonly weight: number;
 }
 
-/** A voice spec that failed to parse or resolve; `reason` is a sentence meant for the client. */
-export class VoiceSpecError extends Error {
-  constructor(
-    readonly kind: 'syntax' | 'unknown' | 'language',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'VoiceSpecError';
-  }
-}
+/** A voice spec that cannot be parsed: the client is told why. */
+const badSpec = (message: string) =>
+  ttsError('TTS_ERR_INVALID_OPTION', message, { data: { param: 'voice' } });
+/** A language the server cannot read the text in, named by the voice or by `lang` (`param`). */
+const unsupported = (param: 'voice' | 'lang', message: string) =>
+  ttsError('TTS_ERR_LANGUAGE_UNSUPPORTED', message, { data: { param } });
 
 // Weights are plain decimals (no "0x10", "1e3").
 const WEIGHT = /^\s*(?:\d+(?:\.\d*)?|\.\d+)\s*$/;
@@ -61,19 +58,15 @@ function splitItem(item: string): { id: string; weight?: string } {
  */
 export function parseVoiceSpec(spec: string): VoicePart[] {
   if (spec.length > MAX_VOICE_SPEC_CHARS) {
-    throw new VoiceSpecError(
-      'syntax',
+    throw badSpec(
       `voice is ${spec.length} characters long; a voice id or a blend of up to ${MAX_BLEND_VOICES} voices takes at most ${MAX_VOICE_SPEC_CHARS}`,
     );
   }
   const raw = spec.trim();
-  if (raw === '') throw new VoiceSpecError('syntax', 'voice must not be empty');
+  if (raw === '') throw badSpec('voice must not be empty');
   const items = raw.split('+').map((s) => s.trim());
   if (items.length > MAX_BLEND_VOICES) {
-    throw new VoiceSpecError(
-      'syntax',
-      `A blend may mix at most ${MAX_BLEND_VOICES} voices; got ${items.length}`,
-    );
+    throw badSpec(`A blend may mix at most ${MAX_BLEND_VOICES} voices; got ${items.length}`);
   }
   const weights = new Map<VoiceId, number>();
   for (const item of items) {
@@ -83,8 +76,7 @@ export function parseVoiceSpec(spec: string): VoicePart[] {
     if (weightText !== undefined) {
       weight = WEIGHT.test(weightText) ? Number(weightText) : NaN;
       if (!Number.isFinite(weight) || weight <= 0) {
-        throw new VoiceSpecError(
-          'syntax',
+        throw badSpec(
           `Weight ${JSON.stringify(weightText.slice(0, 40))} of voice ${id} should be a positive finite number, as in af_bella(2)+af_sky(1)`,
         );
       }
@@ -95,10 +87,11 @@ export function parseVoiceSpec(spec: string): VoicePart[] {
   return [...weights].map(([id, w]) => ({ id, weight: w / total }));
 }
 
-function unknownVoice(id: string): VoiceSpecError {
-  return new VoiceSpecError(
-    'unknown',
+function unknownVoice(id: string): TtsError {
+  return ttsError(
+    'TTS_ERR_VOICE_NOT_FOUND',
     `Unknown voice ${JSON.stringify(id.slice(0, 40))}. Voice ids are case-sensitive; should be one of: ${VOICE_IDS.join(', ')}; or a blend such as af_bella+af_sky or af_bella(2)+af_sky(1)`,
+    { data: { param: 'voice' } },
   );
 }
 
@@ -198,8 +191,8 @@ export class VoiceCatalog {
     const voiceLang = voiceLanguage(parts[0]!.id);
     const mixed = parts.find((p) => voiceLanguage(p.id) !== voiceLang);
     if (mixed) {
-      throw new VoiceSpecError(
-        'language',
+      throw unsupported(
+        'voice',
         `A blend must use voices of one language; ${parts[0]!.id} is ${LANGUAGES[voiceLang]} but ${mixed.id} is ${LANGUAGES[voiceLanguage(mixed.id)]}`,
       );
     }
@@ -211,21 +204,21 @@ export class VoiceCatalog {
     if (langName !== undefined) {
       const named = parseLanguage(langName);
       if (named === undefined) {
-        throw new VoiceSpecError(
-          'language',
+        throw unsupported(
+          'lang',
           `Unknown lang ${JSON.stringify(langName.slice(0, 40))}; supported languages: ${supported()}`,
         );
       }
       if (!this.#supported(named)) {
-        throw new VoiceSpecError(
-          'language',
+        throw unsupported(
+          'lang',
           `lang ${JSON.stringify(langName)} is ${LANGUAGES[named]}, which this server cannot phonemize; supported languages: ${supported()}`,
         );
       }
       lang = named;
     } else if (!this.#supported(lang)) {
-      throw new VoiceSpecError(
-        'language',
+      throw unsupported(
+        'voice',
         `Voice ${parts[0]!.id} speaks ${LANGUAGES[lang]}, which this server cannot phonemize; supported languages: ${supported()}`,
       );
     }

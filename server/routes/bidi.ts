@@ -11,8 +11,8 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Config } from '../config.ts';
 import type { Lifecycle } from '../lifecycle.ts';
-import { DEEPGRAM_PATH, DeepgramQueryError, deepgramDialect, isDeepgramPath } from '../deepgram.ts';
-import { toErrorBody, ttsError } from '../errors.ts';
+import { DEEPGRAM_PATH, deepgramDialect, isDeepgramPath } from '../deepgram.ts';
+import { TtsError, toErrorBody, ttsError } from '../errors.ts';
 import type { SessionDialect } from '../session-messages.ts';
 import { Session } from '../ws-session.ts';
 
@@ -53,12 +53,11 @@ export const bidiRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifecyc
     try {
       dialect = dialectOf(request);
     } catch (err) {
-      // Deepgram's way: the reason as a Warning, then the close (1008 policy, 1013 not ready).
-      const { body } = toErrorBody(
-        err instanceof DeepgramQueryError ? ttsError('TTS_ERR_INVALID_OPTION', err.message) : err,
-      );
+      // Deepgram's way: the reason as a Warning, then the close (1008 a query it cannot serve,
+      // 1013 not ready).
+      const { body } = toErrorBody(err);
       socket.send(JSON.stringify({ type: 'Warning', description: body.message, code: body.code }));
-      socket.close(err instanceof DeepgramQueryError ? 1008 : 1013, body.code);
+      socket.close(err instanceof TtsError && err.code === 'invalid_option' ? 1008 : 1013, body.code);
       return;
     }
     new Session(socket, { config, lifecycle, log: request.log, ...(dialect ? { dialect } : {}) });

@@ -13,11 +13,11 @@ import { TtsError, fromFastifyError, ttsError } from '../errors.ts';
 import { sendAudioStream, startHttpSynthesis, type HttpSynthesis } from '../http-synthesis.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import {
-  ParamError,
   modelEntry,
   modelList,
   parseSpeechRequest,
   toOpenAiError,
+  unknownModel,
   voiceListing,
 } from '../openai.ts';
 import { isCancelled, recordRefusal } from '../outcomes.ts';
@@ -46,11 +46,8 @@ export const openAiRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifec
   app.get<{ Params: { id: string } }>('/models/:id', async (request) => {
     const id = request.params.id;
     if (!openAiModel(id)) {
-      throw new ParamError(
-        'TTS_ERR_NOT_FOUND',
-        'model',
+      throw unknownModel(
         `The model ${JSON.stringify(id.slice(0, 60))} does not exist here; GET /v1/models lists the ids`,
-        'model_not_found',
       );
     }
     return modelEntry(id);

@@ -7,10 +7,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { codePointLength } from '../../protocol/request.ts';
 import type { Config } from '../config.ts';
-import { fromEngineError, ttsError } from '../errors.ts';
+import { ttsError } from '../errors.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import { describe } from '../request.ts';
-import { VoiceSpecError } from '../../model/engine.ts';
 
 export const phonemizeRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifecycle }> = async (
   app,
@@ -42,21 +41,9 @@ export const phonemizeRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Li
         'TTS_ERR_INVALID_OPTION',
         `lang should be a string such as "a", "b" or "fr-FR"; got ${describe(lang)}`,
       );
-    let code;
-    try {
-      // The default voice's language unless the request names one, by the rules of synthesis.
-      code = engine.voices.resolve(config.defaultVoice, lang).lang;
-    } catch (err) {
-      if (err instanceof VoiceSpecError && err.kind === 'language')
-        throw ttsError('TTS_ERR_LANGUAGE_UNSUPPORTED', err.message);
-      if (err instanceof VoiceSpecError) throw ttsError('TTS_ERR_INVALID_OPTION', err.message);
-      throw err;
-    }
-    try {
-      const result = await engine.phonemize(text, code);
-      return { phonemes: result.phonemes, tokens: result.ids, front_end: result.frontEnd, lang: result.lang };
-    } catch (err) {
-      throw fromEngineError(err);
-    }
+    // The default voice's language unless the request names one, by the rules of synthesis.
+    const code = engine.voices.resolve(config.defaultVoice, lang).lang;
+    const result = await engine.phonemize(text, code);
+    return { phonemes: result.phonemes, tokens: result.ids, front_end: result.frontEnd, lang: result.lang };
   });
 };

@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { readSse } from 'kokoro-stream-client';
 import { MESSAGE_TOKENS } from '../../protocol/errors.ts';
-import { SynthesisError } from '../../dist/model/engine.js';
 import { toErrorBody, toHttpErrorBody, ttsError } from '../../dist/server/errors.js';
 import { TestClient, startServer, type TestServer } from './harness.ts';
 
@@ -129,7 +128,10 @@ describe('refusal tokens in error messages', () => {
 
   it('an inference-queue refusal is busy with queue_saturated; a message with a token keeps it; other codes get none', () => {
     const full = toHttpErrorBody(
-      new SynthesisError('busy', 'the inference queue is full (4 sentences waiting)'),
+      ttsError(
+        'TTS_ERR_BUSY',
+        'The server is at capacity: the inference queue is full (4 sentences waiting); retry shortly',
+      ),
     );
     expect(full).toEqual({
       status: 503,

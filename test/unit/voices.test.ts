@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { STYLE_DIM, VOICE_FILE_BYTES, VOICE_ROWS } from '../../model/kokoro/constants.ts';
+import { TtsError } from '../../protocol/errors.ts';
 import {
   VoiceCatalog,
-  VoiceSpecError,
   VoiceStore,
   blendVoiceTables,
   kokoroJsVoiceDir,
@@ -65,7 +65,7 @@ describe('parseVoiceSpec', () => {
   ]);
   for (const [spec, message] of bad) {
     it(`rejects ${JSON.stringify(spec)}`, () => {
-      expect(() => parseVoiceSpec(spec)).toThrow(VoiceSpecError);
+      expect(() => parseVoiceSpec(spec)).toThrow(TtsError);
       expect(() => parseVoiceSpec(spec)).toThrow(message);
     });
   }
