@@ -6,34 +6,35 @@
  * vocabulary (dtypes, devices, voice errors, the warm-up setting) is re-exported at the end.
  */
 import { join } from 'node:path';
-import { LANGUAGES, LANGUAGE_TAGS, type Dtype, type LanguageCode } from './kokoro/constants.ts';
-import { locateModel, type ModelFiles } from './kokoro/model-dir.ts';
-import type { Device, ModelContract, Provider } from './inference/ort-session.ts';
-import { applyOrtTelemetry, type OrtTelemetry } from './inference/ort-telemetry.ts';
-import { isSupportedLanguage } from './text/phonemes.ts';
-import { hasLexicon, type EnglishFrontEnd } from './text/en/english.ts';
-import { WorkerPool, type JobHandle, type PoolEvents } from './inference/worker-pool.ts';
-import { splitSentences } from './text/sentences.ts';
-import { VoiceCatalog, type ResolvedVoice } from './kokoro/voices.ts';
-import type { WarmupSetting, WarmupStep } from './inference/warmup.ts';
-import { ffmpegAvailable } from './audio/aac.ts';
 import { FORMATS, type AudioFormat, type FormatInfo } from '../protocol/formats.ts';
-import { isPassthrough } from './audio/formats.ts';
+import { ffmpegAvailable } from './audio/aac.ts';
 import { EncoderPool } from './audio/encoder-pool.ts';
 import type { StreamEncoder } from './audio/encoder.ts';
+import { isPassthrough } from './audio/formats.ts';
 import { PcmEncoder, WavEncoder } from './audio/wav.ts';
+import type { Device, ModelContract, Provider } from './inference/ort-session.ts';
+import { applyOrtTelemetry, type OrtTelemetry } from './inference/ort-telemetry.ts';
+import type { WarmupSetting, WarmupStep } from './inference/warmup.ts';
+import type { WorkerInit } from './inference/messages.ts';
+import { WorkerPool, type PoolEvents } from './inference/worker-pool.ts';
+import { LANGUAGES, LANGUAGE_TAGS, type Dtype, type LanguageCode } from './kokoro/constants.ts';
+import { locateModel, type ModelFiles } from './kokoro/model-dir.ts';
+import { VoiceCatalog, type ResolvedVoice } from './kokoro/voices.ts';
+import { sentenceJob, type SynthesisRequest } from './synthesis/request.ts';
+import { runSynthesis, type AudioChunk, type OutputFormat, type SynthesisRun } from './synthesis/run.ts';
 import {
-  runSynthesis,
-  toSynthesisError,
-  type AudioChunk,
-  type OutputFormat,
-  type SynthesisRun,
-} from './synthesis-run.ts';
+  sentenceSource,
+  streamedFirstChunkMinChars,
+  type FirstChunkSettings,
+} from './synthesis/sentences.ts';
+import { RequestWindow } from './synthesis/window.ts';
+import { hasLexicon, type EnglishFrontEnd } from './text/en/english.ts';
+import { isSupportedLanguage } from './text/phonemes.ts';
 
 /** Sentences computed ahead of the one a listener waits for, unless configured. */
 export const DEFAULT_LOOKAHEAD = 2;
 
-export interface EngineOptions extends PoolEvents {
+export interface EngineOptions {
   readonly modelDir: string;
   readonly dtype: Dtype;
   readonly device: Device;
@@ -92,30 +93,12 @@ export interface EngineOptions extends PoolEvents {
   readonly firstChunkBudgetMs?: number;
   /** Tests only: see WorkerInit.faultInjection. */
   readonly faultInjection?: boolean;
-  /** An encoder worker died and is being replaced. */
-  onEncoderWorkerExit?(reason: string): void;
 }
 
-export interface SynthesisRequest {
-  /**
-   * The whole text, split into sentences here; or sentences as they are written (streamed text
-   * input), each synthesized as soon as it arrives, until the iterable ends.
-   */
-  readonly text: string | AsyncIterable<string>;
-  readonly voice: ResolvedVoice;
-  readonly speed: number;
-  /** Time the words (only when `info.capabilities.timestamps`). */
-  readonly timestamps?: boolean;
-  /**
-   * `clause` (default): a whole text's first chunk is released early (see
-   * `EngineOptions.firstChunkMinChars`); `sentence`: it ends at the first sentence end.
-   */
-  readonly firstChunk?: 'clause' | 'sentence';
-  /**
-   * `text` is Kokoro phonemes, every symbol in its vocabulary (the caller checks): no front end;
-   * split after each `.`, `!`, `?` or `…` followed by a space, and at 510 ids.
-   */
-  readonly phonemes?: boolean;
+/** What the engine tells its owner as it runs: the server turns these into logs and metrics. */
+export interface EngineEvents extends PoolEvents {
+  /** An encoder worker died and is being replaced. */
+  onEncoderWorkerExit?(reason: string): void;
 }
 
 export interface EngineInfo {
@@ -162,9 +145,10 @@ export interface Engine {
     inferences: number;
   };
   /**
-   * A request's encoded audio, in order, and its figures. Failures are SynthesisErrors; aborting
-   * `signal` (the client went away) cancels the work queued and running for it. Time to first
-   * audio counts from `startedAt` (`performance.now()` when the request arrived; now by default).
+   * A request's encoded audio, in order, and its figures. Failures are TtsErrors; aborting
+   * `signal` (the client went away) cancels the work queued and running for it, and the audio ends
+   * with an AbortError. Time to first audio counts from `startedAt` (`performance.now()` when the
+   * request arrived; now by default).
    */
   synthesize(
     request: SynthesisRequest,
@@ -195,289 +179,144 @@ export interface Engine {
 }
 
 /**
- * Locates the model, starts and warms every worker, and returns the engine. Throws a readable
- * error (ModelDirError, ModelContractError, ProviderError, VoiceSpecError) when it cannot.
+ * Locates the model, starts and warms every worker, and returns the engine: the pools, the voice
+ * catalog and the request window wired together; the decisions live in their own modules (the
+ * dispatch policy in inference/dispatch.ts, the first chunk in synthesis/sentences.ts). Throws a
+ * readable error (ModelDirError, ModelContractError, ProviderError, or a TtsError for the default
+ * voice) when it cannot start.
  */
-export async function createEngine(options: EngineOptions): Promise<Engine> {
+export async function createEngine(options: EngineOptions, events: EngineEvents = {}): Promise<Engine> {
   // In this (main) thread, before any worker starts: its environment is the one the runtime reads.
   const telemetry = applyOrtTelemetry(options.ortTelemetry ?? false);
   const files = locateModel(options.modelDir, options.dtype);
   const lexiconDir = options.lexiconDir ?? join(options.modelDir, 'misaki');
   const voices = new VoiceCatalog(files.voiceDirs, (lang) => isSupportedLanguage(lang));
-  const warmupVoice = voices.resolve(options.defaultVoice);
   const pool = await WorkerPool.create(
-    {
-      modelFile: files.modelFile,
-      device: options.device,
-      intraOpThreads: options.intraOpThreads,
-      soloThreads: options.soloThreads ?? 0,
-      allowSpinning: options.ortSpinning ?? false,
-      cpuArena: options.ortCpuArena ?? false,
-      lexiconDir,
-      logSeverity: options.logSeverity,
-      warmupVoice,
-      warmupLengths: options.warmupLengths ?? 'auto',
-      warmLanguages: options.warmLanguages ?? ['a', 'b'],
-      ...(options.faultInjection ? { faultInjection: true } : {}),
-    },
-    options.workers,
-    options.maxQueuedJobs,
-    options,
-    options.soloMinMs ?? 0,
+    workerInit(options, files, lexiconDir, voices.resolve(options.defaultVoice)),
+    { size: options.workers, maxQueued: options.maxQueuedJobs, soloMinMs: options.soloMinMs ?? 0 },
+    events,
   );
   let encoders: EncoderPool;
   try {
     encoders = await EncoderPool.create(
       options.encoderWorkers ?? 1,
       { ffmpegPath: options.ffmpegPath ?? 'ffmpeg' },
-      options.onEncoderWorkerExit,
+      events.onEncoderWorkerExit,
     );
   } catch (err) {
     await pool.close();
     throw err;
   }
-  const haveFfmpeg = ffmpegAvailable(options.ffmpegPath ?? 'ffmpeg');
-  const formats = (Object.keys(FORMATS) as AudioFormat[]).filter(
-    (f) => !(FORMATS[f] as FormatInfo).needsFfmpeg || haveFfmpeg,
-  );
-  const poolInfo = pool.info;
-  const info: EngineInfo = {
-    provider: poolInfo.provider,
-    ...(poolInfo.fallbackReason ? { fallbackReason: poolInfo.fallbackReason } : {}),
-    modelFile: files.modelFile,
-    layout: files.layout,
-    dtype: options.dtype,
-    workers: pool.size,
-    contract: poolInfo.contract,
-    warmupMs: poolInfo.warmupMs,
-    warmupLadder: poolInfo.ladder,
-    voices: voices.ids.length,
-    languages: voices.languages.map((code) => ({ code, tag: LANGUAGE_TAGS[code], name: LANGUAGES[code] })),
-    formats,
-    capabilities: { timestamps: poolInfo.contract.durations !== undefined },
-    telemetry,
-    english: { frontEnd: hasLexicon(lexiconDir, 'a') ? 'misaki' : 'misaki-espeak', lexiconDir },
-  };
-
+  const info = engineInfo(options, files, pool, voices, telemetry, lexiconDir);
   const lookahead = options.lookahead ?? DEFAULT_LOOKAHEAD;
-  /**
-   * Requests being synthesized now. The solo session is for a request alone: while several are
-   * open, a moment when only one sentence waits (one stream between sentences) is no reason to
-   * take every core from the others.
-   */
-  let open = 0;
-  pool.soloAllowed = () => open <= 1;
-  const firstChunkMinChars = options.firstChunkMinChars ?? 0;
-  const firstChunkBudgetMs = options.firstChunkBudgetMs ?? 0;
-
-  /** The sentences of a whole text, its first cut at a clause only if it would be slow whole. */
-  const textSentences = (text: string): string[] => {
-    const whole = splitSentences(text, { firstChunkMinChars: 0 });
-    if (firstChunkMinChars === 0 || whole.length === 0) return whole;
-    if (firstChunkBudgetMs > 0 && pool.estimateMs(whole[0]!) <= firstChunkBudgetMs) return whole;
-    return splitSentences(text, { firstChunkMinChars });
+  const firstChunk: FirstChunkSettings = {
+    minChars: options.firstChunkMinChars ?? 0,
+    budgetMs: options.firstChunkBudgetMs ?? 0,
   };
 
-  /**
-   * A request's audio, sentence by sentence in order. The next-needed sentence is queued as such;
-   * up to `lookahead` sentences after it are queued as look-ahead, which an otherwise idle worker
-   * computes into this window (so one long request uses every free worker, and a listener that
-   * stops reading stops the work after the window). Each sentence becomes next-needed when the one
-   * before it has been handed over.
-   */
   async function* stream(request: SynthesisRequest, signal?: AbortSignal): AsyncGenerator<AudioChunk> {
-    // Our own controller, so that a consumer that stops iterating also cancels the work in flight.
-    const controller = new AbortController();
-    const forward = () => controller.abort();
-    signal?.addEventListener('abort', forward, { once: true });
-    const text = request.text;
-    const sentences = (
-      typeof text !== 'string'
-        ? streamedSentences(text, controller.signal)
-        : request.phonemes
-          ? phonemeSentences(text)
-          : listed(request.firstChunk === 'sentence' ? splitSentences(text) : textSentences(text))
-    )[Symbol.asyncIterator]();
-    interface Sentence {
-      readonly ready: AudioChunk[];
-      finished: boolean;
-      failure?: unknown;
-      readonly job: JobHandle;
-    }
-    const window: Sentence[] = [];
-    let count = 0;
-    let exhausted = false;
-    let pulling = false;
-    let sourceFailure: unknown;
-    let wake: (() => void) | undefined;
-    const notify = () => {
-      const w = wake;
-      wake = undefined;
-      w?.();
-    };
-    const submit = (text: string) => {
-      const index = count++;
-      const ready: AudioChunk[] = [];
-      const job = pool.submit(
-        {
-          text,
-          lang: request.voice.lang,
-          voice: request.voice,
-          speed: request.speed,
-          ...(request.timestamps ? { timestamps: true } : {}),
-          ...(request.phonemes ? { phonemes: true } : {}),
-        },
-        (piece) => {
-          ready.push({ ...piece, sentence: index });
-          notify();
-        },
-        controller.signal,
-        { admitted: index > 0, ahead: window.length > 0 },
-      );
-      const entry: Sentence = { ready, finished: false, job };
-      job.done
-        .then(
-          () => (entry.finished = true),
-          (err: unknown) => {
-            entry.failure = err;
-            entry.finished = true;
-          },
-        )
-        .finally(notify);
-      window.push(entry);
-    };
-    /** Takes the next sentence from the text when the window has room (one pull at a time). */
-    const pull = () => {
-      if (pulling || exhausted || window.length > lookahead || controller.signal.aborted) return;
-      pulling = true;
-      sentences.next().then(
-        (result) => {
-          pulling = false;
-          if (result.done) exhausted = true;
-          else submit(result.value);
-          notify();
-          pull();
-        },
-        (err: unknown) => {
-          pulling = false;
-          exhausted = true;
-          sourceFailure = err;
-          notify();
-        },
-      );
-    };
-    open++;
+    // Ours too, so that a consumer that stops iterating also stops the text being waited for.
+    const own = new AbortController();
+    const aborted = signal ? AbortSignal.any([signal, own.signal]) : own.signal;
     try {
-      pull();
-      for (;;) {
-        const head = window[0];
-        const chunk = head?.ready.shift();
-        if (chunk) {
-          yield chunk;
-          continue;
-        }
-        if (head?.finished) {
-          if (head.failure) throw head.failure;
-          window.shift();
-          window[0]?.job.promote();
-          pull();
-          continue;
-        }
-        if (!head && exhausted && !pulling) {
-          if (sourceFailure) throw sourceFailure;
-          break;
-        }
-        await new Promise<void>((resolve) => (wake = resolve));
-      }
+      const sentences = sentenceSource(request, firstChunk, pool.costs, aborted);
+      const window = new RequestWindow(
+        pool.open(),
+        sentences,
+        (s) => sentenceJob(request, s),
+        lookahead,
+        aborted,
+      );
+      yield* window.audio();
     } finally {
-      open--;
-      signal?.removeEventListener('abort', forward);
-      controller.abort();
+      own.abort();
     }
   }
+
+  // Raw PCM and WAV at 24 kHz are encoded in place; everything else in an encoder worker.
+  const openEncoder = (format: AudioFormat, sampleRate: number): StreamEncoder => {
+    if (!isPassthrough(format, sampleRate)) return encoders.open(format, sampleRate);
+    return format === 'wav' ? new WavEncoder(sampleRate) : new PcmEncoder();
+  };
 
   return {
     info,
     voices,
-    load: () => ({
-      queued: pool.queued,
-      ahead: pool.queuedAhead,
-      busy: pool.busy,
-      workers: pool.size,
-      completed: pool.completed,
-      inferences: pool.inferences,
-    }),
-    synthesize: (request, output, options = {}) => {
-      // Raw PCM and WAV at 24 kHz are encoded in place; everything else in an encoder worker.
-      const open = (format: AudioFormat, sampleRate: number): StreamEncoder => {
-        if (isPassthrough(format, sampleRate))
-          return format === 'wav' ? new WavEncoder(sampleRate) : new PcmEncoder();
-        return encoders.open(format, sampleRate);
-      };
-      return runSynthesis(
-        stream(request, options.signal),
-        open,
-        output,
-        options.startedAt ?? performance.now(),
-      );
-    },
+    load: () => ({ ...pool.load(), workers: pool.size }),
+    synthesize: (request, output, { signal, startedAt } = {}) =>
+      runSynthesis(stream(request, signal), openEncoder, output, startedAt ?? performance.now()),
     stream,
-    streamedFirstChunkMinChars: () => {
-      if (firstChunkMinChars === 0 || firstChunkBudgetMs === 0) return firstChunkMinChars;
-      const perChar = pool.estimateMs('x');
-      // Above the chunker's 400-character limit a sentence is cut there anyway.
-      const chars = Number.isFinite(perChar) && perChar > 0 ? Math.ceil(firstChunkBudgetMs / perChar) : 0;
-      return Math.min(Math.max(firstChunkMinChars, chars), 400);
-    },
-    phonemize: async (text, lang) => {
-      try {
-        return { ...(await pool.phonemize(text, lang)), lang };
-      } catch (err) {
-        throw toSynthesisError(err);
-      }
-    },
+    streamedFirstChunkMinChars: () => streamedFirstChunkMinChars(firstChunk, pool.costs),
+    phonemize: async (text, lang) => ({ ...(await pool.phonemize(text, lang)), lang }),
     dispose: async ({ timeoutMs } = {}) => {
       await Promise.all([pool.close(timeoutMs), encoders.close()]);
     },
   };
 }
 
-async function* listed(sentences: readonly string[]): AsyncGenerator<string> {
-  yield* sentences;
+function workerInit(
+  options: EngineOptions,
+  files: ModelFiles,
+  lexiconDir: string,
+  warmupVoice: ResolvedVoice,
+): WorkerInit {
+  return {
+    modelFile: files.modelFile,
+    device: options.device,
+    intraOpThreads: options.intraOpThreads,
+    soloThreads: options.soloThreads ?? 0,
+    allowSpinning: options.ortSpinning ?? false,
+    cpuArena: options.ortCpuArena ?? false,
+    lexiconDir,
+    logSeverity: options.logSeverity,
+    warmupVoice,
+    warmupLengths: options.warmupLengths ?? 'auto',
+    warmLanguages: options.warmLanguages ?? ['a', 'b'],
+    ...(options.faultInjection ? { faultInjection: true } : {}),
+  };
 }
 
-/** Sentences of a phoneme string: after each `.`, `!`, `?` or `…` that a space follows. */
-async function* phonemeSentences(phonemes: string): AsyncGenerator<string> {
-  for (const s of phonemes.split(/(?<=[.!?…])\s+/)) if (s.trim() !== '') yield s.trim();
-}
-
-/**
- * A stream's sentences as they come (a whole text is split where it is synthesized). The stream
- * stops being waited for once `signal` aborts, even if it never ends by itself.
- */
-async function* streamedSentences(text: AsyncIterable<string>, signal: AbortSignal): AsyncGenerator<string> {
-  const iterator = text[Symbol.asyncIterator]();
-  const aborted = new Promise<IteratorResult<string>>((resolve) => {
-    const done = () => resolve({ value: undefined, done: true });
-    if (signal.aborted) done();
-    else signal.addEventListener('abort', done, { once: true });
-  });
-  for (;;) {
-    const next = await Promise.race([iterator.next(), aborted]);
-    if (next.done || signal.aborted) return;
-    yield next.value;
-  }
+function engineInfo(
+  options: EngineOptions,
+  files: ModelFiles,
+  pool: WorkerPool,
+  voices: VoiceCatalog,
+  telemetry: OrtTelemetry,
+  lexiconDir: string,
+): EngineInfo {
+  const haveFfmpeg = ffmpegAvailable(options.ffmpegPath ?? 'ffmpeg');
+  const formats = (Object.keys(FORMATS) as AudioFormat[]).filter(
+    (f) => !(FORMATS[f] as FormatInfo).needsFfmpeg || haveFfmpeg,
+  );
+  const { provider, fallbackReason, contract, warmupMs, ladder } = pool.info;
+  return {
+    provider,
+    ...(fallbackReason ? { fallbackReason } : {}),
+    modelFile: files.modelFile,
+    layout: files.layout,
+    dtype: options.dtype,
+    workers: pool.size,
+    contract,
+    warmupMs,
+    warmupLadder: ladder,
+    voices: voices.ids.length,
+    languages: voices.languages.map((code) => ({ code, tag: LANGUAGE_TAGS[code], name: LANGUAGES[code] })),
+    formats,
+    capabilities: { timestamps: contract.durations !== undefined },
+    telemetry,
+    english: { frontEnd: hasLexicon(lexiconDir, 'a') ? 'misaki' : 'misaki-espeak', lexiconDir },
+  };
 }
 
 // The vocabulary of the model that the server and the scripts use, through this one door.
-export type { AudioChunk, OutputFormat, RunFigures, SynthesisRun } from './synthesis-run.ts';
+export type { SynthesisRequest } from './synthesis/request.ts';
+export type { AudioChunk, OutputFormat, RunFigures, SynthesisRun } from './synthesis/run.ts';
 export type { WordTiming } from './text/alignment.ts';
-export { SynthesisError } from './synthesis-run.ts';
 export { DTYPE_FILES, type Dtype, type LanguageCode, parseLanguage } from './kokoro/constants.ts';
 export { isSupportedLanguage } from './text/phonemes.ts';
 export { KOKORO_VOCAB } from './text/tokens.ts';
 export { ModelDirError, locateModel } from './kokoro/model-dir.ts';
-export { VoiceSpecError, type ResolvedVoice, type VoiceFacts } from './kokoro/voices.ts';
+export type { ResolvedVoice, VoiceFacts } from './kokoro/voices.ts';
 export { IncrementalSentenceChunker } from './text/sentences.ts';
 export type { Device, Provider } from './inference/ort-session.ts';
 export { parseWarmupSetting, type WarmupSetting, type WarmupStep } from './inference/warmup.ts';

@@ -161,9 +161,14 @@ async function start(): Promise<void> {
   const timed = performance.now();
   await native(() => session.run(padIds(costIds), styleRow(table, costIds.length), 1));
   const msPerChar = (performance.now() - timed) / costText.length;
+  // The same sentence on the solo session, so the dispatch policy knows what every core gains.
+  let soloMsPerChar: number | undefined;
   if (soloSession) {
     const solo = soloSession;
-    await native(() => solo.run(padIds(ids), styleRow(table, ids.length), 1));
+    await native(() => solo.run(padIds(costIds), styleRow(table, costIds.length), 1));
+    const soloTimed = performance.now();
+    await native(() => solo.run(padIds(costIds), styleRow(table, costIds.length), 1));
+    soloMsPerChar = (performance.now() - soloTimed) / costText.length;
   }
   // The ladder: each length twice, so the log shows what the first call at a new shape costs.
   const ladder: WarmupStep[] = [];
@@ -182,8 +187,8 @@ async function start(): Promise<void> {
     contract: session.contract,
     warmupMs: performance.now() - t0,
     ladder,
-    solo: soloSession !== undefined,
     msPerChar,
+    ...(soloMsPerChar !== undefined ? { soloMsPerChar } : {}),
     ...(fallbackReason ? { fallbackReason } : {}),
   });
 }

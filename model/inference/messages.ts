@@ -92,10 +92,10 @@ export type FromWorker =
       readonly fallbackReason?: string;
       readonly warmupMs: number;
       readonly ladder: readonly WarmupStep[];
-      /** Whether the worker has a solo session. */
-      readonly solo: boolean;
       /** The warm-up sentence's inference time on the pool session, per character of its text. */
       readonly msPerChar: number;
+      /** The same on the solo session, when the worker has one. */
+      readonly soloMsPerChar?: number;
     }
   | { readonly type: 'fatal'; readonly message: string }
   /** Something a library printed in the worker (espeak-ng does), for the server's log. */

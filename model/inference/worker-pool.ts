@@ -1,19 +1,18 @@
 /**
- * A pool of inference workers fed through two FIFO queues of sentence jobs. The first holds each
- * request's next-needed sentence (the one its listener waits for); with several requests it
- * interleaves them sentence by sentence, so a new request's first sentence waits for at most one
- * sentence of each other request, never for another request's whole paragraph. The second holds
- * look-ahead: sentences a request will need later, computed only by a worker that would otherwise
- * idle. A look-ahead job that becomes needed is promoted to the back of the first queue.
+ * A pool of inference workers: it queues sentences, starts them where the dispatch policy
+ * (dispatch.ts) says, and hands each inference's samples back. It decides nothing itself; the
+ * workers' threads (start, replacement with backoff, cooperative stop) live in worker-threads.ts.
  */
-import type { Worker } from 'node:worker_threads';
 import type { LanguageCode } from '../kokoro/constants.ts';
-import { startWorker } from '../threads.ts';
-import type { ModelContract, ModelInput, Provider } from './ort-session.ts';
 import type { ResolvedVoice } from '../kokoro/voices.ts';
-import type { WarmupStep } from './warmup.ts';
 import type { WordTiming } from '../text/alignment.ts';
-import type { FromWorker, PhonemizeResult, SentenceJob, ToWorker, WorkerInit } from './messages.ts';
+import { abortError, ttsError } from '../../protocol/errors.ts';
+import { CostModel, decide, type PoolSnapshot, type WorkerState } from './dispatch.ts';
+import type { FromWorker, PhonemizeResult, SentenceJob, WorkerInit } from './messages.ts';
+import type { ModelInput } from './ort-session.ts';
+import { InferenceThreads, type PoolInfo, type ThreadEvents } from './worker-threads.ts';
+
+export type { PoolInfo } from './worker-threads.ts';
 
 export interface SentenceRequest {
   readonly text: string;
@@ -38,123 +37,144 @@ export interface PieceResult {
   readonly words?: readonly WordTiming[];
 }
 
-export interface PoolInfo {
-  readonly provider: Provider;
-  readonly contract: ModelContract;
-  readonly fallbackReason?: string;
-  readonly warmupMs: number;
-  /** The warm-up ladder of the first worker that became ready. */
-  readonly ladder: readonly WarmupStep[];
-}
-
-export interface PoolEvents {
-  /** A worker died outside of shutdown; it is being replaced. */
-  onWorkerExit?(info: { index: number; reason: string }): void;
-  onWorkerReady?(info: { index: number; warmupMs: number }): void;
-  /** A library in a worker printed something (espeak-ng's warnings, say). */
-  onWorkerLog?(info: { index: number; message: string }): void;
+export interface PoolEvents extends ThreadEvents {
   /** A sentence's phonemes had symbols Kokoro's vocabulary lacks: dropped, counted here. */
   onUnknownPhonemes?(info: {
     index: number;
     lang: LanguageCode;
     symbols: Readonly<Record<string, number>>;
   }): void;
-  /** At close, a worker was still inside an inference call after the timeout: it is terminated. */
-  onStopTimeout?(info: { index: number; timeoutMs: number }): void;
   /**
-   * A worker took a sentence: `solo` when it runs on the solo session (every core, the pool
-   * otherwise idle); `ahead` when it was queued as look-ahead.
+   * A worker took a sentence: `solo` when it runs on the solo session (every core), `ahead` when it
+   * was look-ahead then.
    */
   onDispatch?(info: { index: number; jobId: number; solo: boolean; ahead: boolean }): void;
   /** What one run fed the model, when the model hands it back (the echo stand-in only). */
   onModelInput?(info: { index: number; phonemes: string; input: ModelInput }): void;
 }
 
-/** Why a job failed; `kind` lets the caller map it to a client-facing error. */
-export class JobError extends Error {
-  constructor(
-    readonly kind: 'busy' | 'cancelled' | 'inference' | 'closed',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'JobError';
-  }
-}
-
-interface Pending {
-  readonly job: SentenceJob;
-  readonly onPiece: (piece: PieceResult) => void;
-  readonly resolve: (stats: { frontEndMs: number; pieces: number }) => void;
-  readonly reject: (err: Error) => void;
-  readonly signal: AbortSignal | undefined;
-  readonly onAbort: () => void;
-  /** Settled (finished, failed or cancelled); later messages for it are ignored. */
-  done: boolean;
-  /** Queued as look-ahead (lower priority), until promoted. */
-  ahead: boolean;
-  /** When it was queued (performance.now()). */
-  readonly queuedAt: number;
-  /** Inference time of its pieces so far. */
-  inferenceMs: number;
-  /** How long it waited for a worker: set when a worker takes it, reported with its first piece. */
-  queueMs: number | undefined;
+export interface PoolOptions {
+  readonly size: number;
+  /** Next-needed sentences that may wait before a new request is refused as busy. */
+  readonly maxQueued: number;
+  /** See PolicySettings.soloMinMs. */
+  readonly soloMinMs: number;
 }
 
 /** A submitted sentence: its outcome, and a way to make it next-needed. */
 export interface JobHandle {
   readonly done: Promise<{ frontEndMs: number; pieces: number }>;
-  /** Moves a look-ahead job that is still waiting to the next-needed queue (no-op otherwise). */
+  /** Makes a look-ahead sentence next-needed (no-op once it runs or has ended). */
   promote(): void;
 }
 
-interface Slot {
-  worker: Worker;
-  ready: boolean;
-  /** The thread has ended. */
-  exited: boolean;
-  current: Pending | undefined;
-  /** The worker has a solo session (worker 0 on CPU, when solo threads are configured). */
-  solo: boolean;
+/** One request's door into the pool: its sentences, counted as one open request until closed. */
+export interface PoolRequest {
+  /**
+   * Queues one sentence. `onPiece` gets each inference's samples as soon as they exist (a
+   * sentence over 510 phoneme ids gives several). `needed`: its listener waits for it; otherwise
+   * it is look-ahead until {@link JobHandle.promote}. `done` rejects with a TtsError (`busy` only
+   * for the request's first sentence: a request under way is never cut short), or an AbortError
+   * once the request is closed.
+   */
+  submit(sentence: SentenceRequest, onPiece: (piece: PieceResult) => void, needed: boolean): JobHandle;
+  /** Drops its queued sentences and abandons its running one; no-op after the first call. */
+  close(): void;
 }
 
-/** How long `close` waits for a running inference call before terminating its worker. */
-export const DEFAULT_STOP_TIMEOUT_MS = 10_000;
+interface Job {
+  readonly message: SentenceJob;
+  readonly request: number;
+  readonly onPiece: (piece: PieceResult) => void;
+  readonly resolve: (stats: { frontEndMs: number; pieces: number }) => void;
+  readonly reject: (err: Error) => void;
+  needed: boolean;
+  readonly queuedAt: number;
+  /** Set when a worker takes it. */
+  running?: { readonly worker: number; readonly solo: boolean; readonly startedAt: number };
+  /** Inference time of its pieces so far. */
+  inferenceMs: number;
+  settled: boolean;
+}
 
 export class WorkerPool {
-  readonly #init: WorkerInit;
-  readonly #maxQueued: number;
+  readonly #options: PoolOptions;
   readonly #events: PoolEvents;
-  readonly #slots: Slot[] = [];
-  readonly #queue: Pending[] = [];
-  /** Look-ahead jobs: taken only when #queue is empty. */
-  readonly #ahead: Pending[] = [];
-  #nextId = 1;
-  /** Front-end-only requests (`phonemize`) waiting for their worker's answer. */
-  readonly #phonemizing = new Map<
-    number,
-    { slot: Slot; resolve: (r: PhonemizeResult) => void; reject: (e: Error) => void }
-  >();
-  #nextPhonemizeId = 1;
+  /** Set once every worker has started. */
+  #threads!: InferenceThreads;
+  /** What sentences cost: seeded at warm-up, followed since; the policy and the engine read it. */
+  readonly costs = new CostModel();
+  /** Queued, in arrival order. */
+  readonly #waiting: Job[] = [];
+  /** By worker index. */
+  readonly #running: (Job | undefined)[] = [];
+  readonly #open = new Set<number>();
+  #nextJob = 1;
+  #nextRequest = 1;
   #completed = 0;
   #inferences = 0;
   #closed = false;
-  #info: PoolInfo | undefined;
-  /** The sentence running on the solo session, if one is: look-ahead waits until it ends. */
-  #soloRunning: Pending | undefined;
-  /** A lone sentence goes to the solo session only if one pool session would take this long. */
-  #soloMinMs = 0;
-  /** Whether the solo session may be used now (the engine allows it while one request is open). */
-  soloAllowed: () => boolean = () => true;
-  /**
-   * Inference time per character of text on one pool session: measured by each worker at warm-up,
-   * then followed (a moving average) over the sentences the pool sessions run.
-   */
-  #msPerChar: number | undefined;
+  #recheck: NodeJS.Timeout | undefined;
 
-  private constructor(init: WorkerInit, maxQueued: number, events: PoolEvents) {
-    this.#init = init;
-    this.#maxQueued = maxQueued;
+  private constructor(options: PoolOptions, events: PoolEvents) {
+    this.#options = options;
     this.#events = events;
+  }
+
+  /** Starts the workers and resolves once every one has loaded and warmed up its model. */
+  static async create(init: WorkerInit, options: PoolOptions, events: PoolEvents = {}): Promise<WorkerPool> {
+    const pool = new WorkerPool(options, events);
+    pool.#threads = await InferenceThreads.start(init, options.size, {
+      ...events,
+      onReady: (ready) => {
+        pool.costs.seed(ready.msPerChar, ready.soloMsPerChar);
+        // A replacement worker takes what waits; at the first start there is nothing yet.
+        if (pool.#threads) pool.#dispatch();
+      },
+      onMessage: (index, message) => pool.#onMessage(index, message),
+      onGone: (index, reason) => pool.#onWorkerGone(index, reason),
+    });
+    return pool;
+  }
+
+  get info(): PoolInfo {
+    return this.#threads.info;
+  }
+
+  /** Workers loaded and able to take work (fewer than configured while one is being replaced). */
+  get size(): number {
+    return this.#threads.readyCount;
+  }
+
+  /** Next-needed sentences waiting, look-ahead waiting, workers busy, sentences and inferences done. */
+  load(): { queued: number; ahead: number; busy: number; completed: number; inferences: number } {
+    const queued = this.#waiting.filter((job) => job.needed).length;
+    return {
+      queued,
+      ahead: this.#waiting.length - queued,
+      busy: this.#running.filter(Boolean).length,
+      completed: this.#completed,
+      inferences: this.#inferences,
+    };
+  }
+
+  /** Opens a request: the policy counts it as open until it is closed. */
+  open(): PoolRequest {
+    const request = this.#nextRequest++;
+    this.#open.add(request);
+    let submitted = 0;
+    let closed = false;
+    return {
+      submit: (sentence, onPiece, needed) =>
+        this.#submit(request, submitted++ > 0, sentence, onPiece, needed),
+      close: () => {
+        if (closed) return;
+        closed = true;
+        this.#open.delete(request);
+        this.#cancel(request);
+        this.#dispatch();
+      },
+    };
   }
 
   /**
@@ -162,389 +182,206 @@ export class WorkerPool {
    * would feed the model. Answered between two inference calls, never queued behind sentences.
    */
   phonemize(text: string, lang: LanguageCode): Promise<PhonemizeResult> {
-    if (this.#closed) return Promise.reject(new JobError('closed', 'the pool is closed'));
-    const ready = this.#slots.filter((s) => s.ready);
-    const slot = ready.find((s) => !s.current) ?? ready[0];
-    if (!slot) return Promise.reject(new JobError('busy', 'no inference worker is ready'));
-    const id = this.#nextPhonemizeId++;
-    return new Promise((resolve, reject) => {
-      this.#phonemizing.set(id, { slot, resolve, reject });
-      slot.worker.postMessage({ type: 'phonemize', id, text, lang } satisfies ToWorker);
-    });
-  }
-
-  /** Starts `size` workers and resolves once every one has loaded and warmed up its model. */
-  static async create(
-    init: WorkerInit,
-    size: number,
-    maxQueued: number,
-    events: PoolEvents = {},
-    soloMinMs = 0,
-  ): Promise<WorkerPool> {
-    const pool = new WorkerPool(init, maxQueued, events);
-    pool.#soloMinMs = soloMinMs;
-    // Every worker is let finish loading (or fail) before any is stopped: a thread ended while
-    // ONNX Runtime creates its session aborts the process.
-    const started = await Promise.allSettled(Array.from({ length: size }, (_, i) => pool.#spawn(i)));
-    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failed) {
-      await pool.close();
-      throw failed.reason;
-    }
-    pool.#info = (started[0] as PromiseFulfilledResult<PoolInfo>).value;
-    return pool;
+    if (this.#closed) return Promise.reject(shuttingDown());
+    const idle = this.#threads.readyIndexes().find((index) => !this.#running[index]);
+    return this.#threads.phonemize(idle ?? this.#threads.readyIndexes()[0], text, lang);
   }
 
   /**
-   * How long `text` would take on one pool session, from the inference time per character the
-   * workers measured at warm-up and the sentences run since (Infinity before any measure).
+   * Stops every worker. Queued sentences are rejected, running ones abandoned; a worker ends its
+   * thread itself between two ONNX Runtime calls, or is terminated after `timeoutMs`.
    */
-  estimateMs(text: string): number {
-    return (this.#msPerChar ?? Infinity) * text.length;
+  async close(timeoutMs?: number): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#recheck);
+    for (const job of [...this.#waiting.splice(0), ...this.#running.filter((j) => j !== undefined)])
+      this.#settle(job, shuttingDown());
+    this.#running.length = 0;
+    await this.#threads.stop(timeoutMs);
   }
 
-  get info(): PoolInfo {
-    if (!this.#info) throw new Error('pool not started');
-    return this.#info;
-  }
-
-  /** Workers loaded and able to take work (fewer than configured while one is being replaced). */
-  get size(): number {
-    return this.#slots.filter((s) => s?.ready).length;
-  }
-
-  /** Next-needed sentences waiting for a worker (the queue that admission and `busy` look at). */
-  get queued(): number {
-    return this.#queue.length;
-  }
-
-  /** Look-ahead sentences waiting for an idle worker. */
-  get queuedAhead(): number {
-    return this.#ahead.length;
-  }
-
-  /** Sentences synthesized to the end since the pool started (cancelled ones are not counted). */
-  get completed(): number {
-    return this.#completed;
-  }
-
-  /** Inferences run to the end since the pool started, cancelled sentences' included. */
-  get inferences(): number {
-    return this.#inferences;
-  }
-
-  /** Workers running a sentence now. */
-  get busy(): number {
-    return this.#slots.filter((s) => s.current).length;
-  }
-
-  /**
-   * Queues one sentence. `onPiece` receives each inference's samples as soon as it exists (a
-   * sentence longer than 510 phoneme ids gives several); `done` rejects with JobError, `busy` only
-   * for a request's first sentence (`admitted` marks the later ones). `ahead` queues it as
-   * look-ahead: it runs only on a worker that no next-needed sentence is waiting for, until
-   * {@link JobHandle.promote} makes it next-needed.
-   */
-  submit(
-    request: SentenceRequest,
+  #submit(
+    request: number,
+    admitted: boolean,
+    sentence: SentenceRequest,
     onPiece: (piece: PieceResult) => void,
-    signal?: AbortSignal,
-    options: { admitted?: boolean; ahead?: boolean } = {},
+    needed: boolean,
   ): JobHandle {
-    const refuse = (err: JobError): JobHandle => ({ done: Promise.reject(err), promote: () => {} });
-    if (this.#closed) return refuse(new JobError('closed', 'the inference pool is shut down'));
-    if (signal?.aborted) return refuse(new JobError('cancelled', 'cancelled'));
-    // The cap admits requests, not sentences: a request already under way is never cut short.
-    if (!options.admitted && this.#queue.length >= this.#maxQueued) {
+    const refuse = (err: Error): JobHandle => ({ done: Promise.reject(err), promote: () => {} });
+    if (this.#closed) return refuse(shuttingDown());
+    if (!this.#open.has(request)) return refuse(abortError());
+    const queued = this.#waiting.filter((job) => job.needed).length;
+    if (!admitted && queued >= this.#options.maxQueued) {
       return refuse(
-        new JobError('busy', `the inference queue is full (${this.#maxQueued} sentences waiting)`),
+        ttsError(
+          'TTS_ERR_BUSY',
+          `The server is at capacity: the inference queue is full (${this.#options.maxQueued} sentences waiting); retry shortly`,
+        ),
       );
     }
-    let pending: Pending | undefined;
+    let job!: Job;
     const done = new Promise<{ frontEndMs: number; pieces: number }>((resolve, reject) => {
-      const job: SentenceJob = { type: 'job', id: this.#nextId++, ...request };
-      const p: Pending = {
-        job,
+      job = {
+        message: { type: 'job', id: this.#nextJob++, ...sentence },
+        request,
         onPiece,
         resolve,
         reject,
-        signal,
-        onAbort: () => this.#cancel(p),
-        done: false,
-        ahead: options.ahead === true,
+        needed,
         queuedAt: performance.now(),
         inferenceMs: 0,
-        queueMs: undefined,
+        settled: false,
       };
-      pending = p;
-      signal?.addEventListener('abort', p.onAbort, { once: true });
-      (p.ahead ? this.#ahead : this.#queue).push(p);
-      this.#dispatch();
     });
-    return { done, promote: () => pending && this.#promote(pending) };
+    this.#waiting.push(job);
+    this.#dispatch();
+    return {
+      done,
+      promote: () => {
+        if (job.needed || job.settled) return;
+        job.needed = true;
+        if (!job.running) this.#dispatch();
+      },
+    };
   }
 
-  #promote(pending: Pending): void {
-    if (!pending.ahead) return;
-    pending.ahead = false;
-    const i = this.#ahead.indexOf(pending);
-    if (i < 0) return; // already running (or settled)
-    this.#ahead.splice(i, 1);
-    this.#queue.push(pending);
-  }
-
-  /**
-   * Stops every worker. Queued jobs are rejected; running ones are abandoned. A worker ends its
-   * thread itself, between two ONNX Runtime calls (see `StopMessage`); one still inside a call
-   * after `timeoutMs` is terminated, which may abort the process, and `onStopTimeout` says so first.
-   */
-  async close(timeoutMs = DEFAULT_STOP_TIMEOUT_MS): Promise<void> {
-    this.#closed = true;
-    for (const p of [...this.#queue.splice(0), ...this.#ahead.splice(0)])
-      this.#settle(p, new JobError('closed', 'the server is shutting down'));
-    for (const waiting of this.#phonemizing.values())
-      waiting.reject(new JobError('closed', 'the server is shutting down'));
-    this.#phonemizing.clear();
-    await Promise.all(
-      this.#slots.map(async (slot, index) => {
-        if (slot.current) this.#settle(slot.current, new JobError('closed', 'the server is shutting down'));
-        slot.current = undefined;
-        await this.#stop(index, slot, timeoutMs);
-      }),
-    );
-  }
-
-  async #stop(index: number, slot: Slot, timeoutMs: number): Promise<void> {
-    await new Promise<void>((resolve) => {
-      if (slot.exited) return resolve();
-      const timer = setTimeout(() => {
-        this.#events.onStopTimeout?.({ index, timeoutMs });
-        void slot.worker.terminate();
-      }, timeoutMs);
-      slot.worker.once('exit', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      slot.worker.postMessage({ type: 'stop' } satisfies ToWorker);
+  /** Asks the policy what to start, and starts it. */
+  #dispatch(): void {
+    if (this.#closed) return;
+    clearTimeout(this.#recheck);
+    const now = performance.now();
+    const workers: WorkerState[] = this.#threads.states().map(({ ready, hasSolo }, index) => {
+      const job = this.#running[index];
+      return {
+        ready,
+        hasSolo,
+        ...(job?.running
+          ? {
+              running: {
+                solo: job.running.solo,
+                startedAt: job.running.startedAt,
+                chars: job.message.text.length,
+              },
+            }
+          : {}),
+      };
     });
+    const snapshot: PoolSnapshot = {
+      now,
+      waiting: this.#waiting.map((job) => ({
+        id: job.message.id,
+        request: job.request,
+        needed: job.needed,
+        queuedAt: job.queuedAt,
+        chars: job.message.text.length,
+      })),
+      workers,
+      openRequests: this.#open.size,
+    };
+    const decision = decide(snapshot, this.costs, { soloMinMs: this.#options.soloMinMs });
+    for (const { job: id, worker, solo } of decision.start) {
+      const index = this.#waiting.findIndex((job) => job.message.id === id);
+      const [job] = this.#waiting.splice(index, 1);
+      if (job) this.#start(job, worker, solo, now);
+    }
+    if (decision.recheckAt !== undefined)
+      this.#recheck = setTimeout(() => this.#dispatch(), Math.max(0, decision.recheckAt - now)).unref();
   }
 
-  #spawn(index: number): Promise<PoolInfo> {
-    // Only worker 0 holds a solo session: one lone sentence at a time can use it, and each
-    // session of the real model costs about 325 MB (fp32).
-    const worker = startWorker(import.meta.url, 'inference-worker', {
-      workerData: index === 0 ? this.#init : { ...this.#init, soloThreads: 0 },
-      name: `kokoro-inference-${index}`,
-    });
-    const slot: Slot = { worker, ready: false, exited: false, current: undefined, solo: false };
-    this.#slots[index] = slot;
-    return new Promise<PoolInfo>((resolve, reject) => {
-      worker.on('message', (message: FromWorker) => {
-        switch (message.type) {
-          case 'ready': {
-            slot.ready = true;
-            slot.solo = message.solo;
-            this.#msPerChar ??= message.msPerChar;
-            const info: PoolInfo = {
-              provider: message.provider,
-              contract: message.contract,
-              warmupMs: message.warmupMs,
-              ladder: message.ladder,
-              ...(message.fallbackReason ? { fallbackReason: message.fallbackReason } : {}),
-            };
-            this.#info ??= info;
-            this.#events.onWorkerReady?.({ index, warmupMs: message.warmupMs });
-            resolve(info);
-            this.#dispatch();
-            break;
-          }
-          case 'log':
-            this.#events.onWorkerLog?.({ index, message: message.message });
-            break;
-          case 'unknown-phonemes':
-            this.#events.onUnknownPhonemes?.({ index, lang: message.lang, symbols: message.symbols });
-            break;
-          case 'model-input':
-            this.#events.onModelInput?.({ index, phonemes: message.phonemes, input: message.input });
-            break;
-          case 'phonemized': {
-            const waiting = this.#phonemizing.get(message.id);
-            this.#phonemizing.delete(message.id);
-            waiting?.resolve({ phonemes: message.phonemes, ids: message.ids, frontEnd: message.frontEnd });
-            break;
-          }
-          case 'phonemize-failed': {
-            const waiting = this.#phonemizing.get(message.id);
-            this.#phonemizing.delete(message.id);
-            waiting?.reject(new JobError('inference', message.message));
-            break;
-          }
-          case 'fatal':
-            reject(new Error(message.message));
-            worker.postMessage({ type: 'stop' } satisfies ToWorker);
-            break;
-          default:
-            this.#onJobMessage(slot, message);
-        }
-      });
-      worker.on('error', (err) => {
-        if (!slot.ready) reject(err);
-        this.#onWorkerGone(index, slot, err.message);
-      });
-      worker.on('exit', (code) => {
-        slot.exited = true;
-        if (!slot.ready) reject(new Error(`inference worker exited with code ${code} while starting`));
-        this.#onWorkerGone(index, slot, `exited with code ${code}`);
-      });
-    });
+  #start(job: Job, worker: number, solo: boolean, now: number): void {
+    job.running = { worker, solo, startedAt: now };
+    this.#running[worker] = job;
+    this.#threads.post(worker, solo ? { ...job.message, solo: true } : job.message);
+    this.#events.onDispatch?.({ index: worker, jobId: job.message.id, solo, ahead: !job.needed });
   }
 
-  #onJobMessage(
-    slot: Slot,
-    message: Exclude<
-      FromWorker,
-      {
-        type:
-          | 'ready'
-          | 'fatal'
-          | 'log'
-          | 'unknown-phonemes'
-          | 'model-input'
-          | 'phonemized'
-          | 'phonemize-failed';
-      }
-    >,
-  ): void {
-    const current = slot.current;
-    if (!current || current.job.id !== message.id) return; // an abandoned (cancelled) job's tail
+  #onMessage(index: number, message: FromWorker): void {
     switch (message.type) {
+      case 'unknown-phonemes':
+        this.#events.onUnknownPhonemes?.({ index, lang: message.lang, symbols: message.symbols });
+        return;
+      case 'model-input':
+        this.#events.onModelInput?.({ index, phonemes: message.phonemes, input: message.input });
+        return;
       case 'chunk':
-        current.inferenceMs += message.inferenceMs;
-        if (current.done) break;
-        current.onPiece({
+      case 'end':
+      case 'error':
+        break;
+      default:
+        return;
+    }
+    const job = this.#running[index];
+    if (!job || job.message.id !== message.id) return; // the tail of an abandoned job
+    switch (message.type) {
+      case 'chunk': {
+        job.inferenceMs += message.inferenceMs;
+        if (job.settled) return;
+        const first = message.frontEndMs !== undefined;
+        job.onPiece({
           samples: message.samples,
           phonemeCount: message.phonemeCount,
           inferenceMs: message.inferenceMs,
-          ...(message.frontEndMs !== undefined ? { frontEndMs: message.frontEndMs } : {}),
-          ...(message.frontEndMs !== undefined && current.queueMs !== undefined
-            ? { queueMs: current.queueMs }
+          ...(first
+            ? { frontEndMs: message.frontEndMs, queueMs: job.running!.startedAt - job.queuedAt }
             : {}),
           ...(message.words ? { words: message.words } : {}),
         });
-        break;
-      case 'end': {
-        slot.current = undefined;
-        const solo = this.#soloRunning === current;
-        if (solo) this.#soloRunning = undefined;
-        if (!solo && message.pieces > 0 && current.job.text.length > 0) {
-          const observed = current.inferenceMs / current.job.text.length;
-          this.#msPerChar = this.#msPerChar === undefined ? observed : 0.8 * this.#msPerChar + 0.2 * observed;
-        }
-        this.#inferences += message.pieces;
-        if (!current.done) this.#completed++;
-        this.#settle(current, undefined, { frontEndMs: message.frontEndMs, pieces: message.pieces });
-        this.#dispatch();
-        break;
+        return;
       }
-      case 'error':
-        slot.current = undefined;
-        if (this.#soloRunning === current) this.#soloRunning = undefined;
-        this.#settle(current, new JobError('inference', message.message));
+      case 'end':
+        this.#running[index] = undefined;
+        if (message.pieces > 0)
+          this.costs.observe(job.running!.solo, job.message.text.length, job.inferenceMs);
+        this.#inferences += message.pieces;
+        if (!job.settled) this.#completed++;
+        this.#settle(job, undefined, { frontEndMs: message.frontEndMs, pieces: message.pieces });
         this.#dispatch();
-        break;
+        return;
+      case 'error':
+        this.#running[index] = undefined;
+        this.#settle(job, inferenceFailed(message.message));
+        this.#dispatch();
+        return;
     }
   }
 
-  #onWorkerGone(index: number, slot: Slot, reason: string): void {
-    if (this.#slots[index] !== slot || !slot.ready) return;
-    slot.ready = false;
-    if (slot.current)
-      this.#settle(slot.current, new JobError('inference', `inference worker failed: ${reason}`));
-    if (this.#soloRunning === slot.current) this.#soloRunning = undefined;
-    slot.current = undefined;
-    for (const [id, waiting] of this.#phonemizing) {
-      if (waiting.slot !== slot) continue;
-      this.#phonemizing.delete(id);
-      waiting.reject(new JobError('inference', `inference worker failed: ${reason}`));
-    }
-    if (this.#closed) return;
-    this.#events.onWorkerExit?.({ index, reason });
-    this.#respawn(index, 0);
+  #onWorkerGone(index: number, reason: string): void {
+    const job = this.#running[index];
+    this.#running[index] = undefined;
+    if (job) this.#settle(job, inferenceFailed(`inference worker failed: ${reason}`));
+    this.#dispatch();
   }
 
-  /** Replaces a worker; the others keep serving meanwhile. Retries with backoff if it fails. */
-  #respawn(index: number, attempt: number): void {
-    const delay = attempt === 0 ? 0 : Math.min(30_000, 500 * 2 ** (attempt - 1));
-    setTimeout(() => {
-      if (this.#closed) return;
-      this.#spawn(index).catch((err: Error) => {
-        if (this.#closed) return;
-        this.#events.onWorkerExit?.({ index, reason: `restart failed: ${err.message}` });
-        this.#respawn(index, attempt + 1);
-      });
-    }, delay).unref();
-  }
-
-  /**
-   * Starts waiting sentences on idle workers. A lone sentence (every worker idle, nothing else
-   * waiting, no other request open: see `soloAllowed`) runs on worker 0's solo session, with every
-   * core, when one pool session would take at
-   * least `soloMinMs` over it: one request alone is not held to one core's speed. A cheaper
-   * sentence stays on a pool session, where waking every core's threads costs more than they win
-   * (`npm run bench:solo`). While a solo run lasts, look-ahead waits (it would only take cores
-   * from it), but another request's next-needed sentence starts at once on a free worker.
-   */
-  #dispatch(): void {
-    const first = this.#slots[0];
-    const idle = this.#slots.every((slot) => !slot?.current);
-    const lone = this.#queue[0] ?? this.#ahead[0];
-    if (
-      first?.ready &&
-      first.solo &&
-      idle &&
-      this.soloAllowed() &&
-      lone &&
-      this.#queue.length + this.#ahead.length === 1 &&
-      (this.#msPerChar ?? Infinity) * lone.job.text.length >= this.#soloMinMs
-    ) {
-      this.#start(first, 0, (this.#queue.shift() ?? this.#ahead.shift())!, true);
-      return;
+  /** A closed request: its queued sentences go, its running one's remaining pieces are dropped. */
+  #cancel(request: number): void {
+    for (let i = this.#waiting.length - 1; i >= 0; i--) {
+      const job = this.#waiting[i]!;
+      if (job.request !== request) continue;
+      this.#waiting.splice(i, 1);
+      this.#settle(job, abortError());
     }
-    for (const [index, slot] of this.#slots.entries()) {
-      if (!slot || !slot.ready || slot.current) continue;
-      const next = this.#queue.shift() ?? (this.#soloRunning ? undefined : this.#ahead.shift());
-      if (!next) return;
-      this.#start(slot, index, next, false);
+    for (const [index, job] of this.#running.entries()) {
+      if (job?.request !== request || job.settled) continue;
+      // The call in progress cannot be interrupted (one native call): its result is discarded,
+      // and the worker takes the next sentence when it returns.
+      this.#threads.post(index, { type: 'cancel', id: job.message.id });
+      this.#settle(job, abortError());
     }
   }
 
-  #start(slot: Slot, index: number, next: Pending, solo: boolean): void {
-    slot.current = next;
-    next.queueMs = performance.now() - next.queuedAt;
-    if (solo) this.#soloRunning = next;
-    slot.worker.postMessage(solo ? { ...next.job, solo: true } : next.job);
-    this.#events.onDispatch?.({ index, jobId: next.job.id, solo, ahead: next.ahead });
-  }
-
-  #cancel(pending: Pending): void {
-    const queue = pending.ahead ? this.#ahead : this.#queue;
-    const i = queue.indexOf(pending);
-    if (i >= 0) queue.splice(i, 1);
-    else {
-      // Running: the worker drops the pieces it has not started. The call in progress cannot be
-      // interrupted (it is one native call); its result is discarded, and the worker takes the
-      // next job when it ends.
-      const slot = this.#slots.find((s) => s?.current === pending);
-      slot?.worker.postMessage({ type: 'cancel', id: pending.job.id } satisfies ToWorker);
-    }
-    this.#settle(pending, new JobError('cancelled', 'cancelled'));
-  }
-
-  #settle(p: Pending, err: Error | undefined, stats?: { frontEndMs: number; pieces: number }): void {
-    if (p.done) return;
-    p.done = true;
-    p.signal?.removeEventListener('abort', p.onAbort);
-    if (err) p.reject(err);
-    else p.resolve(stats!);
+  #settle(job: Job, err: Error | undefined, stats?: { frontEndMs: number; pieces: number }): void {
+    if (job.settled) return;
+    job.settled = true;
+    if (err) job.reject(err);
+    else job.resolve(stats!);
   }
 }
+
+const shuttingDown = () =>
+  ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests');
+
+/** The model failed on a sentence: the client gets a fixed message, the log gets the detail. */
+const inferenceFailed = (detail: string) =>
+  ttsError('TTS_ERR_INFERENCE', 'Synthesis failed inside the model; the error has been logged', {
+    cause: new Error(detail),
+  });

@@ -2,17 +2,15 @@
  * One request's synthesis as the routes see it: the encoded audio, in order, and the run's figures
  * (time to first audio, seconds of audio, model time) for the completion frame and the log line.
  * Every buffer is whole units of the format (samples, codec frames, Ogg pages), the container
- * header in the first one. Failures come out as a {@link SynthesisError} whose `kind` says what
- * happened, so that callers never see the pools' own error types.
+ * header in the first one. Failures are TtsErrors, raised where they happened (the pools); a
+ * cancelled run ends with an AbortError.
  */
-import { concatBytes } from '../protocol/bytes.ts';
-import type { AudioFormat } from '../protocol/formats.ts';
-import { EncoderError } from './audio/encoder-pool.ts';
-import type { StreamEncoder } from './audio/encoder.ts';
-import { wavFile } from './audio/wav.ts';
-import { JobError } from './inference/worker-pool.ts';
-import { SAMPLE_RATE } from './kokoro/constants.ts';
-import type { WordTiming } from './text/alignment.ts';
+import { concatBytes } from '../../protocol/bytes.ts';
+import type { AudioFormat } from '../../protocol/formats.ts';
+import type { StreamEncoder } from '../audio/encoder.ts';
+import { wavFile } from '../audio/wav.ts';
+import { SAMPLE_RATE } from '../kokoro/constants.ts';
+import type { WordTiming } from '../text/alignment.ts';
 
 /** Mono PCM16 at 24 kHz from the model, with what it cost. */
 export interface AudioChunk {
@@ -64,28 +62,6 @@ export interface SynthesisRun extends AsyncIterable<Uint8Array> {
   figures(): RunFigures;
 }
 
-/**
- * Why a run failed. `cancelled`: the caller's signal aborted (the client went away), not an error
- * to report. `busy`: the inference queue was full. `closed`: the engine is shutting down.
- * `inference`: the model failed on this input. `encoding`: an encoder failed.
- */
-export class SynthesisError extends Error {
-  override readonly name = 'SynthesisError';
-  constructor(
-    readonly kind: 'busy' | 'closed' | 'inference' | 'cancelled' | 'encoding',
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
-export function toSynthesisError(err: unknown): unknown {
-  if (err instanceof JobError) return new SynthesisError(err.kind, err.message, { cause: err });
-  if (err instanceof EncoderError) return new SynthesisError('encoding', err.message, { cause: err });
-  return err;
-}
-
 const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
 
 /**
@@ -132,8 +108,6 @@ export function runSynthesis(
       ended = true;
       const tail = await encoder.end();
       if (tail.length > 0) yield tail;
-    } catch (err) {
-      throw toSynthesisError(err);
     } finally {
       if (!ended) encoder.abort();
     }

@@ -32,20 +32,22 @@ interface Dispatch {
 async function soloEngine(soloThreads = 2, soloMinMs = 0): Promise<{ engine: Engine; log: Dispatch[] }> {
   const log: Dispatch[] = [];
   const holder: { engine?: Engine } = {};
-  const engine = await createEngine({
-    modelDir: dir,
-    dtype: 'fp32',
-    device: 'cpu',
-    workers: 2,
-    intraOpThreads: 1,
-    soloThreads,
-    soloMinMs,
-    maxQueuedJobs: 16,
-    defaultVoice: 'af_heart',
-    logSeverity: 3,
-    firstChunkMinChars: 0,
-    onDispatch: (d) => log.push({ ...d, busy: holder.engine!.load().busy }),
-  });
+  const engine = await createEngine(
+    {
+      modelDir: dir,
+      dtype: 'fp32',
+      device: 'cpu',
+      workers: 2,
+      intraOpThreads: 1,
+      soloThreads,
+      soloMinMs,
+      maxQueuedJobs: 16,
+      defaultVoice: 'af_heart',
+      logSeverity: 3,
+      firstChunkMinChars: 0,
+    },
+    { onDispatch: (d) => log.push({ ...d, busy: holder.engine!.load().busy }) },
+  );
   holder.engine = engine;
   return { engine, log };
 }

@@ -31,6 +31,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   'model/text/': ['model/kokoro/', 'protocol/'],
   'model/kokoro/': ['protocol/'],
   'model/inference/': ['model/text/', 'model/kokoro/', 'model/audio/pcm.ts', 'model/threads.ts', 'protocol/'],
+  'model/synthesis/': ['model/inference/', 'model/text/', 'model/kokoro/', 'model/audio/', 'protocol/'],
   'model/audio/': ['model/kokoro/', 'model/threads.ts', 'protocol/'],
   'server/': ['model/engine.ts', 'protocol/'],
   'packages/client/src/': ['protocol/', 'model/text/sentences.ts'],

@@ -1,0 +1,149 @@
+/**
+ * The dispatch policy: which waiting sentence runs next, on which worker, on which of its
+ * sessions. Pure: it reads a snapshot of the pool and returns what to start; the pool
+ * (worker-pool.ts) only queues and runs. Its rules:
+ *
+ * 1. A request's next-needed sentence (the one its listener waits for) goes before any
+ *    look-ahead, and next-needed sentences go first come, first served: with several requests
+ *    open, a new request's first sentence waits for at most one sentence of each other request.
+ * 2. A lone request (no other open) gets every core for its next-needed sentence: worker 0's solo
+ *    session, when one pool session would need at least `soloMinMs` for it. If a worker is still
+ *    finishing earlier work (the last call of a cancelled request, which cannot be interrupted),
+ *    the sentence waits for it when that and the solo run end sooner than a pool session would, by
+ *    the cost estimates, and never longer than the solo session gains.
+ * 3. Look-ahead runs only on a worker no next-needed sentence waits for, and never beside a solo
+ *    run, whose cores it would take: a request's look-ahead starts once its first audio is out,
+ *    seconds before its listener needs the next sentence.
+ *
+ * Fairness across the contexts of one session (several requests of one client) is a rule of this
+ * module too, when it comes.
+ */
+
+/** A sentence waiting for a worker. */
+export interface WaitingJob {
+  readonly id: number;
+  /** The request it belongs to. */
+  readonly request: number;
+  /** Its listener waits for it; otherwise it is look-ahead. */
+  readonly needed: boolean;
+  /** When it was queued, on the pool's clock (ms). */
+  readonly queuedAt: number;
+  /** Characters of its text: what cost estimates scale with. */
+  readonly chars: number;
+}
+
+export interface WorkerState {
+  /** Loaded and able to take work. */
+  readonly ready: boolean;
+  /** It has a solo session (every core). */
+  readonly hasSolo: boolean;
+  /** The sentence it runs now, if any. */
+  readonly running?: { readonly solo: boolean; readonly startedAt: number; readonly chars: number };
+}
+
+export interface PoolSnapshot {
+  /** The pool's clock (ms). */
+  readonly now: number;
+  /** In the order they were queued. */
+  readonly waiting: readonly WaitingJob[];
+  /** By worker index. */
+  readonly workers: readonly WorkerState[];
+  /** Requests being synthesized now. */
+  readonly openRequests: number;
+}
+
+export interface Start {
+  readonly job: number;
+  readonly worker: number;
+  /** On the worker's solo session. */
+  readonly solo: boolean;
+}
+
+export interface Decision {
+  readonly start: readonly Start[];
+  /** Decide again at this time if nothing else happens first (a sentence waiting for every core). */
+  readonly recheckAt?: number;
+}
+
+export interface PolicySettings {
+  /** A lone sentence goes to the solo session only if one pool session would need this long (ms). */
+  readonly soloMinMs: number;
+}
+
+/**
+ * What a sentence costs, per character of text, on a pool session and on the solo session:
+ * measured by each worker at warm-up, then followed over the sentences run since.
+ */
+export class CostModel {
+  #pool: number | undefined;
+  #solo: number | undefined;
+
+  /** A worker's warm-up measures; the first worker's seed the estimates. */
+  seed(poolMsPerChar: number, soloMsPerChar?: number): void {
+    this.#pool ??= poolMsPerChar;
+    if (soloMsPerChar !== undefined) this.#solo ??= soloMsPerChar;
+  }
+
+  /** A sentence of `chars` characters took `ms` of model time. */
+  observe(solo: boolean, chars: number, ms: number): void {
+    if (chars <= 0) return;
+    const observed = ms / chars;
+    const average = (previous: number | undefined) =>
+      previous === undefined ? observed : 0.8 * previous + 0.2 * observed;
+    if (solo) this.#solo = average(this.#solo);
+    else this.#pool = average(this.#pool);
+  }
+
+  /** Model time of `chars` characters on one pool session (Infinity before any measure). */
+  poolMs(chars: number): number {
+    return (this.#pool ?? Infinity) * chars;
+  }
+
+  /** The same on the solo session (Infinity without one). */
+  soloMs(chars: number): number {
+    return (this.#solo ?? Infinity) * chars;
+  }
+}
+
+const NOTHING: Decision = { start: [] };
+
+/** What to start now, given the pool's state and what sentences cost. */
+export function decide(pool: PoolSnapshot, costs: CostModel, settings: PolicySettings): Decision {
+  const free = pool.workers.flatMap((w, index) => (w.ready && !w.running ? [index] : []));
+  if (free.length === 0 || pool.waiting.length === 0) return NOTHING;
+  const needed = pool.waiting.filter((job) => job.needed);
+  const everyCore = soloDecision(pool, needed, costs, settings);
+  if (everyCore) return everyCore;
+  const soloRunning = pool.workers.some((w) => w.running?.solo);
+  const order = soloRunning ? needed : [...needed, ...pool.waiting.filter((job) => !job.needed)];
+  return {
+    start: order.slice(0, free.length).map((job, k) => ({ job: job.id, worker: free[k]!, solo: false })),
+  };
+}
+
+/** Rule 2: a lone request's next sentence on every core, now or once the cores are free. */
+function soloDecision(
+  pool: PoolSnapshot,
+  needed: readonly WaitingJob[],
+  costs: CostModel,
+  settings: PolicySettings,
+): Decision | undefined {
+  const job = needed[0];
+  if (pool.openRequests > 1 || needed.length !== 1 || job === undefined) return undefined;
+  const soloWorker = pool.workers.findIndex((w) => w.hasSolo && w.ready);
+  if (soloWorker < 0) return undefined;
+  const poolMs = costs.poolMs(job.chars);
+  if (!(poolMs >= settings.soloMinMs)) return undefined;
+  const busy = pool.workers.flatMap((w) => (w.running ? [w.running] : []));
+  if (busy.length === 0) return { start: [{ job: job.id, worker: soloWorker, solo: true }] };
+  // Every core is not free yet. Waiting pays while the running calls end within what the solo
+  // session gains; a call that overruns its estimate is waited for no longer than that either.
+  const gain = poolMs - costs.soloMs(job.chars);
+  if (!(gain > 0)) return undefined;
+  const remaining = Math.max(
+    ...busy.map((r) => r.startedAt + (r.solo ? costs.soloMs(r.chars) : costs.poolMs(r.chars)) - pool.now),
+  );
+  const giveUpAt = job.queuedAt + gain;
+  if (remaining < gain && pool.now < giveUpAt) return { start: [], recheckAt: giveUpAt };
+  return undefined;
+}

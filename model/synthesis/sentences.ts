@@ -1,0 +1,79 @@
+/**
+ * A request's text as the sentences the engine synthesizes, one at a time: a whole text split
+ * here, its first sentence cut at a clause mark only where that buys time; a phoneme string split
+ * at its sentence ends; or streamed text's sentences as they are written.
+ */
+import type { CostModel } from '../inference/dispatch.ts';
+import { splitSentences } from '../text/sentences.ts';
+import type { SynthesisRequest } from './request.ts';
+
+/** Above this many characters the chunker cuts a sentence anyway. */
+const CHUNKER_LIMIT = 400;
+
+export interface FirstChunkSettings {
+  /** The first chunk may end at its first clause mark once it holds this many characters; 0: off. */
+  readonly minChars: number;
+  /**
+   * A whole text's first sentence is cut only when one pool session would take longer than this
+   * over it whole; 0: whenever `minChars` allows.
+   */
+  readonly budgetMs: number;
+}
+
+/**
+ * The sentences of `request`, one at a time. Streamed text stops being waited for once `signal`
+ * aborts, even if it never ends by itself.
+ */
+export function sentenceSource(
+  request: SynthesisRequest,
+  first: FirstChunkSettings,
+  costs: CostModel,
+  signal: AbortSignal,
+): AsyncIterator<string> {
+  const { text } = request;
+  if (typeof text !== 'string') return untilAborted(text, signal);
+  if (request.phonemes) return listed(phonemeSentences(text));
+  if (request.firstChunk === 'sentence' || first.minChars === 0) return listed(splitSentences(text));
+  const whole = splitSentences(text, { firstChunkMinChars: 0 });
+  const fastEnough =
+    first.budgetMs > 0 && whole.length > 0 && costs.poolMs(whole[0]!.length) <= first.budgetMs;
+  return listed(fastEnough ? whole : splitSentences(text, { firstChunkMinChars: first.minChars }));
+}
+
+/**
+ * The early-release threshold for streamed text, whose first sentence is not known ahead: its
+ * first chunk is cut at a clause mark only once the text before it would already take longer than
+ * the budget whole, and never before `minChars` (0: off).
+ */
+export function streamedFirstChunkMinChars(first: FirstChunkSettings, costs: CostModel): number {
+  if (first.minChars === 0 || first.budgetMs === 0) return first.minChars;
+  const perChar = costs.poolMs(1);
+  const chars = Number.isFinite(perChar) && perChar > 0 ? Math.ceil(first.budgetMs / perChar) : 0;
+  return Math.min(Math.max(first.minChars, chars), CHUNKER_LIMIT);
+}
+
+/** Sentences of a phoneme string: after each `.`, `!`, `?` or `…` that a space follows. */
+export function phonemeSentences(phonemes: string): string[] {
+  return phonemes
+    .split(/(?<=[.!?…])\s+/)
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+async function* listed(sentences: readonly string[]): AsyncGenerator<string> {
+  yield* sentences;
+}
+
+async function* untilAborted(text: AsyncIterable<string>, signal: AbortSignal): AsyncGenerator<string> {
+  const iterator = text[Symbol.asyncIterator]();
+  const aborted = new Promise<IteratorResult<string>>((resolve) => {
+    const done = () => resolve({ value: undefined, done: true });
+    if (signal.aborted) done();
+    else signal.addEventListener('abort', done, { once: true });
+  });
+  for (;;) {
+    const next = await Promise.race([iterator.next(), aborted]);
+    if (next.done || signal.aborted) return;
+    yield next.value;
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * The dispatch policy without ONNX Runtime: snapshots of a pool in, decisions out. The costs are
+ * 10 ms per character on a pool session and 6 on the solo session, so a 30-character sentence
+ * costs 300 ms or 180 ms and the solo session gains 120 ms.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  CostModel,
+  decide,
+  type PoolSnapshot,
+  type WaitingJob,
+  type WorkerState,
+} from '../../model/inference/dispatch.ts';
+
+const costs = () => {
+  const model = new CostModel();
+  model.seed(10, 6);
+  return model;
+};
+const SETTINGS = { soloMinMs: 50 };
+
+const needed = (id: number, request: number, chars = 30, queuedAt = 0): WaitingJob => ({
+  id,
+  request,
+  needed: true,
+  queuedAt,
+  chars,
+});
+const ahead = (id: number, request: number, chars = 30): WaitingJob => ({
+  ...needed(id, request, chars),
+  needed: false,
+});
+const idle = (hasSolo = false): WorkerState => ({ ready: true, hasSolo });
+const busy = (startedAt: number, chars = 30, solo = false, hasSolo = false): WorkerState => ({
+  ready: true,
+  hasSolo,
+  running: { solo, startedAt, chars },
+});
+const pool = (
+  waiting: WaitingJob[],
+  workers: WorkerState[],
+  openRequests: number,
+  now = 0,
+): PoolSnapshot => ({ now, waiting, workers, openRequests });
+
+describe('dispatch policy', () => {
+  const cases: [string, PoolSnapshot, ReturnType<typeof decide>][] = [
+    [
+      'next-needed sentences first, first come first served, then look-ahead',
+      pool([ahead(1, 1), needed(2, 2), needed(3, 3), ahead(4, 2)], [idle(), idle(), idle()], 3),
+      {
+        start: [
+          { job: 2, worker: 0, solo: false },
+          { job: 3, worker: 1, solo: false },
+          { job: 1, worker: 2, solo: false },
+        ],
+      },
+    ],
+    [
+      'a lone request’s next sentence takes every core; its look-ahead waits',
+      pool([needed(1, 1), ahead(2, 1), ahead(3, 1)], [idle(true), idle()], 1),
+      { start: [{ job: 1, worker: 0, solo: true }] },
+    ],
+    [
+      'a sentence cheaper than soloMinMs stays on a pool session, its look-ahead beside it',
+      pool([needed(1, 1, 3), ahead(2, 1)], [idle(true), idle()], 1),
+      {
+        start: [
+          { job: 1, worker: 0, solo: false },
+          { job: 2, worker: 1, solo: false },
+        ],
+      },
+    ],
+    [
+      'another request open: no solo session, even for a lone sentence',
+      pool([needed(1, 1)], [idle(true), idle()], 2),
+      { start: [{ job: 1, worker: 0, solo: false }] },
+    ],
+    [
+      'beside a solo run, another request’s next sentence starts at once; look-ahead does not',
+      pool([ahead(2, 1), needed(3, 2)], [busy(0, 30, true, true), idle()], 2, 50),
+      { start: [{ job: 3, worker: 1, solo: false }] },
+    ],
+    [
+      'beside a solo run, look-ahead alone waits',
+      pool([ahead(2, 1)], [busy(0, 30, true, true), idle()], 1, 50),
+      { start: [] },
+    ],
+    [
+      'without a solo session, a lone request’s look-ahead runs beside its first sentence',
+      pool([needed(1, 1), ahead(2, 1)], [idle(), idle()], 1),
+      {
+        start: [
+          { job: 1, worker: 0, solo: false },
+          { job: 2, worker: 1, solo: false },
+        ],
+      },
+    ],
+    [
+      'a worker still finishing a cut request’s call for 40 ms: the lone sentence waits for every core',
+      // The running call started at 260 ms and costs 300: 40 ms left, less than the 120 ms gained.
+      pool([needed(1, 1, 30, 290)], [idle(true), busy(0)], 1, 300),
+      { start: [], recheckAt: 290 + 120 },
+    ],
+    [
+      'a worker busy for 200 ms more: waiting would not pay, the sentence runs on a pool session now',
+      pool([needed(1, 1, 30, 90)], [idle(true), busy(0)], 1, 100),
+      { start: [{ job: 1, worker: 0, solo: false }] },
+    ],
+    [
+      'a running call that overran its estimate is waited for no longer than the solo session gains',
+      pool([needed(1, 1, 30, 200)], [idle(true), busy(0)], 1, 320),
+      { start: [{ job: 1, worker: 0, solo: false }] },
+    ],
+    [
+      'workers not ready (being replaced) take nothing',
+      pool([needed(1, 1), needed(2, 2)], [{ ready: false, hasSolo: true }, idle()], 2),
+      { start: [{ job: 1, worker: 1, solo: false }] },
+    ],
+    ['nothing free: nothing starts', pool([needed(1, 1)], [busy(0), busy(0)], 2, 10), { start: [] }],
+  ];
+
+  it.each(cases)('%s', (_name, snapshot, expected) => {
+    expect(decide(snapshot, costs(), SETTINGS)).toEqual(expected);
+  });
+
+  it('before any measure, no sentence is thought cheap enough to keep off the solo session', () => {
+    const decision = decide(pool([needed(1, 1)], [idle(true), idle()], 1), new CostModel(), SETTINGS);
+    expect(decision).toEqual({ start: [{ job: 1, worker: 0, solo: true }] });
+  });
+});
+
+describe('CostModel', () => {
+  it('is seeded once, by the first worker ready, then follows the sentences run', () => {
+    const model = new CostModel();
+    expect(model.poolMs(10)).toBe(Infinity);
+    expect(model.soloMs(10)).toBe(Infinity);
+    model.seed(10, 5);
+    model.seed(99, 99);
+    expect(model.poolMs(10)).toBe(100);
+    expect(model.soloMs(10)).toBe(50);
+    model.observe(false, 10, 200); // 20 ms a character: a fifth of the way there
+    expect(model.poolMs(1)).toBeCloseTo(12);
+    model.observe(true, 10, 100);
+    expect(model.soloMs(1)).toBeCloseTo(6);
+    model.observe(false, 0, 500); // an empty sentence says nothing
+    expect(model.poolMs(1)).toBeCloseTo(12);
+  });
+});
