@@ -10,6 +10,7 @@ import { createEngine, fetchModel, locateModel, type Engine } from '../model/eng
 import { buildApp } from './app.ts';
 import { ConfigError, engineOptions, parseConfig, type Config } from './config.ts';
 import { EmfReporter } from './emf.ts';
+import { engineEvents } from './engine-events.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import { markStage } from './startup-stages.ts';
@@ -149,29 +150,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', (s) => void shutdown(s));
 
   try {
-    engine = await createEngine({
-      ...engineOptions(config),
-      onEncoderWorkerExit: (reason) => {
-        lifecycle.metrics.workerRestarts.inc({ kind: 'encoder' });
-        log.error({ reason }, 'encoder worker died; replacing it');
-      },
-      onWorkerExit: ({ index, reason }) => {
-        lifecycle.metrics.workerRestarts.inc({ kind: 'inference' });
-        log.error({ worker: index, reason }, 'inference worker died; replacing it');
-      },
-      onStopTimeout: ({ index, timeoutMs }) =>
-        log.error({ worker: index, timeoutMs }, 'an inference call outlived the shutdown; ending its thread'),
-      onWorkerLog: ({ index, message }) => log.debug({ worker: index, message }, 'inference worker output'),
-      onUnknownPhonemes: ({ index, lang, symbols }) => {
-        const count = Object.values(symbols).reduce((a, b) => a + b, 0);
-        lifecycle.metrics.unknownPhonemes.inc({ language: lang }, count);
-        log.warn({ worker: index, lang, symbols }, 'phonemes outside Kokoro’s vocabulary were dropped');
-      },
-      onWorkerReady: ({ index, warmupMs }) =>
-        log.debug({ worker: index, warmupMs }, 'inference worker ready'),
-      onModelInput: ({ index, phonemes, input }) =>
-        log.debug({ worker: index, phonemes, ...input }, 'model input, as the model handed it back'),
-    });
+    engine = await createEngine(engineOptions(config), engineEvents(log, lifecycle.metrics));
   } catch (err) {
     lifecycle.setFailed();
     log.fatal({ err: (err as Error).message }, 'cannot start: the model failed to load');

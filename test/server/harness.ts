@@ -10,6 +10,7 @@ import WebSocket from 'ws';
 import { createEngine, type Engine } from '../../dist/model/engine.js';
 import { buildApp } from '../../dist/server/app.js';
 import { engineOptions, parseConfig, type Config } from '../../dist/server/config.js';
+import { engineEvents } from '../../dist/server/engine-events.js';
 import { Lifecycle } from '../../dist/server/lifecycle.js';
 
 export const STANDIN_MODEL_DIR = fileURLToPath(new URL('../fixtures/standin-model', import.meta.url));
@@ -46,13 +47,16 @@ export async function startServer(
   await app.listen({ port: 0, host: '127.0.0.1' });
   let engine: Engine | undefined;
   if (options.ready !== false) {
-    engine = await createEngine({
-      ...engineOptions(config),
-      device: 'cpu',
-      logSeverity: 3,
-      faultInjection: env.FAULT_INJECTION === '1',
-      onWorkerExit: () => lifecycle.metrics.workerRestarts.inc({ kind: 'inference' }),
-    });
+    engine = await createEngine(
+      {
+        ...engineOptions(config),
+        device: 'cpu',
+        logSeverity: 3,
+        faultInjection: env.FAULT_INJECTION === '1',
+      },
+      // The process's own wiring of engine events to logs and metrics (server/main.ts uses it too).
+      engineEvents(logger, lifecycle.metrics),
+    );
     lifecycle.setReady(engine);
   }
   const address = app.server.address();
