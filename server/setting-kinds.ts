@@ -125,8 +125,13 @@ export function parseValue<C>(setting: Setting<C>, raw: string): Parsed<unknown>
     case 'custom':
       return setting.parse(raw);
     default:
-      return setting satisfies never;
+      return unknownKind(setting);
   }
+}
+
+/** A kind outside the union: a compile error where it is built, and this where it is read anyway. */
+function unknownKind(setting: never): never {
+  throw new Error(`no kind of setting is called ${JSON.stringify((setting as { kind: unknown }).kind)}`);
 }
 
 /** Comma-separated items, trimmed, empty ones dropped. */
@@ -188,6 +193,6 @@ export function formatValue<C>(setting: Setting<C>, value: unknown): string {
     case 'custom':
       return setting.format(value);
     default:
-      return setting satisfies never;
+      return unknownKind(setting);
   }
 }
