@@ -82,8 +82,6 @@ export type Setting<C> =
   | ListSetting<C>
   | CustomSetting<C>;
 
-export type Kind = Setting<unknown>['kind'];
-
 export type Parsed<V> = { readonly value: V } | { readonly problems: readonly string[] };
 
 /** A variable as read: its value (the default when unset, or when what is set is wrong) and the problems. */
@@ -143,7 +141,7 @@ export function listItems(raw: string): string[] {
 }
 
 /** Absent or blank: the default applies. */
-export function isUnset(raw: string | undefined): raw is undefined {
+function isUnset(raw: string | undefined): raw is undefined {
   return raw === undefined || raw.trim() === '';
 }
 
