@@ -10,10 +10,12 @@
  * `process.execve`, Node 22.15 and later), unless the operator set it, turned it off
  * (`KOKORO_MALLOC_PIN=false`), or the allocator is not glibc.
  */
+import { readSetting } from './setting-kinds.ts';
+import { MALLOC_PIN } from './settings.ts';
 
 export const MMAP_THRESHOLD_VARIABLE = 'MALLOC_MMAP_THRESHOLD_';
 /** `KOKORO_MALLOC_PIN=false` leaves glibc's moving threshold alone (`npm run bench:memory` compares). */
-export const PIN_VARIABLE = 'KOKORO_MALLOC_PIN';
+export const PIN_VARIABLE = MALLOC_PIN.name;
 /** Blocks of 1 MB and more (the audio of a long piece, a large message) go back to the kernel when freed. */
 export const MMAP_THRESHOLD_BYTES = 1024 * 1024;
 
@@ -59,8 +61,9 @@ export function pinMmapThreshold(proc: Process = thisProcess()): AllocatorState 
     return { mmapThreshold: set, by: set === String(MMAP_THRESHOLD_BYTES) ? 'server' : 'operator' };
   }
   if (proc.glibc === undefined) return { mmapThreshold: 'glibc default', reason: 'not glibc' };
-  if (proc.env[PIN_VARIABLE]?.trim().toLowerCase() === 'false') {
-    return { mmapThreshold: 'glibc default', reason: `${PIN_VARIABLE}=false` };
+  // A value that is not a boolean pins (the default); the configuration then refuses it, with the rest.
+  if (!readSetting(MALLOC_PIN, proc.env).value) {
+    return { mmapThreshold: 'glibc default', reason: `${PIN_VARIABLE}=${proc.env[PIN_VARIABLE]?.trim()}` };
   }
   if (!proc.execve) {
     return {

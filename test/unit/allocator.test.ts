@@ -31,6 +31,15 @@ describe("glibc's mmap threshold", () => {
     ]);
   });
 
+  it.each(['true', 'yes', '', 'maybe'])(
+    'KOKORO_MALLOC_PIN=%j pins (a value that is not a boolean is left to the configuration to refuse)',
+    (value) => {
+      const { proc, calls } = fakeProcess({ env: { KOKORO_MALLOC_PIN: value } });
+      expect(() => pinMmapThreshold(proc)).toThrow('replaced here');
+      expect(calls).toHaveLength(1);
+    },
+  );
+
   it('once set (by itself or by the operator) it runs on; without glibc or execve it says why', () => {
     const cases = new Map<Partial<Proc>, ReturnType<typeof pinMmapThreshold>>([
       [{ env: { MALLOC_MMAP_THRESHOLD_: '1048576' } }, { mmapThreshold: '1048576', by: 'server' }],
@@ -39,6 +48,14 @@ describe("glibc's mmap threshold", () => {
       [
         { env: { KOKORO_MALLOC_PIN: 'false' } },
         { mmapThreshold: 'glibc default', reason: 'KOKORO_MALLOC_PIN=false' },
+      ],
+      [
+        { env: { KOKORO_MALLOC_PIN: ' OFF ' } },
+        { mmapThreshold: 'glibc default', reason: 'KOKORO_MALLOC_PIN=OFF' },
+      ],
+      [
+        { env: { KOKORO_MALLOC_PIN: '0' } },
+        { mmapThreshold: 'glibc default', reason: 'KOKORO_MALLOC_PIN=0' },
       ],
       [
         { execve: undefined },

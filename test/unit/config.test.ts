@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../server/config.ts';
+import { ConfigError, parseConfig, type Config } from '../../server/config.ts';
+import {
+  formatValue,
+  parseValue,
+  readSetting,
+  type BoolSetting,
+  type IntSetting,
+  type OneOfSetting,
+  type Setting,
+} from '../../server/setting-kinds.ts';
+import { SETTINGS } from '../../server/settings.ts';
 
 describe('parseConfig', () => {
   it('has SageMaker-friendly defaults', () => {
@@ -134,5 +144,89 @@ describe('parseConfig', () => {
       expect(message).toContain('KOKORO_WORKERS="0" should be a whole number from 1 to 64');
       expect(message).toContain('KOKORO_WARMUP_LENGTHS="600" should be auto, none, or comma-separated');
     }
+  });
+});
+
+const DEFAULTS = parseConfig({});
+const ofKind = <S extends Setting<Config>>(kind: S['kind']) =>
+  SETTINGS.filter((s): s is S => s.kind === kind).map((s) => [s.name, s] as const);
+/** What a setting yields: its field, or (for a setting read before the configuration) itself read alone. */
+const valueOf = (s: Setting<Config>, env: Record<string, string>): unknown =>
+  s.key === undefined ? readSetting(s, env).value : parseConfig(env)[s.key];
+
+describe('the settings table', () => {
+  it('names each variable once, in upper case', () => {
+    const names = SETTINGS.map((s) => s.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names.filter((n) => !/^[A-Z][A-Z0-9_]*$/.test(n))).toEqual([]);
+  });
+
+  it.each(SETTINGS.map((s) => [s.name, s] as const))(
+    '%s: its default, written out, parses back',
+    (name, s) => {
+      const value = s.key === undefined ? readSetting(s, {}).value : DEFAULTS[s.key];
+      const written = formatValue(s, value);
+      expect(valueOf(s, { [name]: written })).toEqual(value);
+      // The whole configuration stays the default one: the written value means nothing else.
+      expect(parseConfig({ [name]: written })).toEqual(DEFAULTS);
+    },
+  );
+
+  it.each(ofKind<IntSetting<Config>>('int'))('%s takes its bounds and refuses one past each', (name, s) => {
+    expect(valueOf(s, { [name]: String(s.min) })).toBe(s.min);
+    expect(valueOf(s, { [name]: String(s.max) })).toBe(s.max);
+    const range = `should be ${s.auto ? 'auto or ' : ''}a whole number from ${s.min} to ${s.max}`;
+    for (const wrong of [s.min - 1, s.max + 1, s.min + 0.5]) {
+      expect(() => parseConfig({ [name]: String(wrong) })).toThrow(`${name}="${wrong}" ${range}`);
+    }
+  });
+
+  it.each(ofKind<BoolSetting<Config>>('bool'))(
+    '%s reads the usual spellings and refuses "maybe"',
+    (name, s) => {
+      const spellings = new Map([
+        ['true', true],
+        [' YES ', true],
+        ['on', true],
+        ['1', true],
+        ['false', false],
+        ['No', false],
+        ['off', false],
+        ['0', false],
+      ]);
+      for (const [raw, value] of spellings) expect(valueOf(s, { [name]: raw })).toBe(value);
+      expect(() => parseConfig({ [name]: 'maybe' })).toThrow(`${name}="maybe" should be true or false`);
+    },
+  );
+
+  it.each(ofKind<OneOfSetting<Config>>('oneOf'))(
+    '%s reads each of its values and refuses others',
+    (name, s) => {
+      for (const value of s.values) expect(valueOf(s, { [name]: ` ${value.toUpperCase()} ` })).toBe(value);
+      expect(() => parseConfig({ [name]: 'nonsense' })).toThrow(
+        `${name}="nonsense" should be one of: ${s.values.join(', ')}`,
+      );
+    },
+  );
+
+  it('takes `auto` where an int allows it, as its default', () => {
+    const auto = ofKind<IntSetting<Config>>('int').filter(([, s]) => s.auto);
+    expect(auto.map(([name]) => name)).toEqual(['KOKORO_SOLO_THREADS']);
+    for (const [name, s] of auto) expect(valueOf(s, { [name]: 'Auto' })).toEqual(DEFAULTS[s.key!]);
+  });
+
+  it('holds no setting of a kind it cannot read', () => {
+    // Shaped as a boolean setting in all but its kind.
+    const float = {
+      kind: 'float',
+      name: 'KOKORO_SPEED',
+      key: undefined,
+      default: true,
+      description: 'a kind that does not exist',
+    } as const;
+    // @ts-expect-error: the table's type admits only the kinds that parseValue reads
+    const entry: Setting<Config> = float;
+    expect(() => parseValue(entry, '1.5')).toThrow('no kind of setting is called "float"');
+    expect(() => formatValue(entry, 1)).toThrow('no kind of setting is called "float"');
   });
 });

@@ -1,17 +1,15 @@
 /** Keeps the README's configuration table in step with the code (the error table lives in docs/protocol.md). */
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { configTable } from '../../scripts/lib/config-doc.ts';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 
 describe('README', () => {
-  it('documents every environment variable the config reads', () => {
-    const source = readFileSync(new URL('../../server/config.ts', import.meta.url), 'utf8');
-    const read = new Set(
-      [...source.matchAll(/(?:env\.|int\(|oneOf(?:<\w+>)?\(|bool\()'?([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]),
-    );
-    expect(read.size).toBeGreaterThan(10);
-    for (const name of read) expect(readme).toContain(`\`${name}\``);
+  it('holds the configuration table that `npm run docs:config` writes from server/settings.ts', () => {
+    const block = /<!-- config -->\n([\s\S]*?)\n<!-- \/config -->/.exec(readme)?.[1];
+    expect(block, 'README.md has no <!-- config --> … <!-- /config --> block').toBeDefined();
+    expect(block, "the README's configuration table is stale: run `npm run docs:config`").toBe(configTable());
   });
 
   it('gives two quick-start commands first, whose scripts and paths exist (.ci/run runs both)', () => {

@@ -1,0 +1,14 @@
+/**
+ * Writes the README's configuration table (between the `<!-- config -->` markers) from the
+ * settings table, server/settings.ts. A unit test fails while the two differ.
+ *
+ * Usage: npm run docs:config
+ */
+import { runMain } from './lib/cli.ts';
+import { configTable } from './lib/config-doc.ts';
+import { replaceReadmeBlock } from './lib/stats.ts';
+
+runMain(import.meta.url, 'docs-config', () => {
+  replaceReadmeBlock('config', configTable());
+  return Promise.resolve(0);
+});
