@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadEspeak } from '../../model/text/espeak.ts';
 import { createEnglish, tagTokens } from '../../model/text/en/english.ts';
 import { espeakToMisaki } from '../../model/text/en/espeak-fallback.ts';
-import { GB_VOCAB, US_VOCAB, applyStress, growDictionary } from '../../model/text/en/lexicon.ts';
+import { GB_VOCAB, US_VOCAB, applyStress, growDictionary, type Entry } from '../../model/text/en/lexicon.ts';
 import { subtokenize } from '../../model/text/en/g2p.ts';
 
 // misaki's lexicons, as the test setup provides them (test/lexicon-setup.ts).
@@ -32,6 +34,32 @@ describe("misaki's rules", () => {
     expect(d.get('bob')).toBe('bɑb');
     expect(d.get('Bob')).toBe('bˈɑb');
     expect(d.has('X')).toBe(false); // single letters are not grown
+  });
+
+  it('answers every word of the real lexicons exactly as a grown copy would', () => {
+    // The oracle: grow_dictionary as misaki writes it, building the copy.
+    const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1).toLowerCase();
+    const grownCopy = (raw: Record<string, unknown>) => {
+      const grown = new Map<string, unknown>();
+      for (const [k, v] of Object.entries(raw)) {
+        if ([...k].length < 2) continue;
+        if (k === k.toLowerCase()) {
+          if (k !== capitalize(k)) grown.set(capitalize(k), v);
+        } else if (k === capitalize(k.toLowerCase())) grown.set(k.toLowerCase(), v);
+      }
+      for (const [k, v] of Object.entries(raw)) grown.set(k, v);
+      return grown;
+    };
+    for (const file of ['us_gold.json', 'us_silver.json', 'gb_gold.json', 'gb_silver.json']) {
+      const raw = JSON.parse(readFileSync(join(LEXICON_DIR, file), 'utf8')) as Record<string, Entry>;
+      const copy = grownCopy(raw);
+      const view = growDictionary(raw);
+      const words = new Set([...copy.keys(), 'constructor', '__proto__', 'toString']);
+      for (const k of Object.keys(raw))
+        for (const w of [k.toLowerCase(), k.toUpperCase(), capitalize(k)]) words.add(w);
+      const differ = [...words].filter((w) => view.get(w) !== copy.get(w) || view.has(w) !== copy.has(w));
+      expect(differ, file).toEqual([]);
+    }
   });
 
   it("cuts words as misaki's sub-token pattern does", () => {

@@ -13,7 +13,11 @@ import { cardinal, decimal, ordinal, year } from './num2words.ts';
 
 /** A lexicon value: one pronunciation, or one per part of speech (`DEFAULT` always present). */
 export type Entry = string | Readonly<Record<string, string | null>>;
-export type Dictionary = ReadonlyMap<string, Entry>;
+/** A dictionary as the rules read it: a word's entry, if it has one. */
+export interface Dictionary {
+  get(word: string): Entry | undefined;
+  has(word: string): boolean;
+}
 
 /** What the lexicon is asked about a token: misaki's `MToken` fields that its rules read. */
 export interface WordToken {
@@ -132,19 +136,37 @@ export function parentTag(tag: string | undefined): string | undefined {
   return tag;
 }
 
-/** misaki's `grow_dictionary`: "word" also answers "Word", and "Word" also answers "word". */
-export function growDictionary(raw: Readonly<Record<string, Entry>>): Map<string, Entry> {
-  const grown = new Map<string, Entry>();
-  for (const [k, v] of Object.entries(raw)) {
-    if ([...k].length < 2) continue;
-    if (k === k.toLowerCase()) {
-      if (k !== capitalize(k)) grown.set(capitalize(k), v);
-    } else if (k === capitalize(k.toLowerCase())) {
-      grown.set(k.toLowerCase(), v);
-    }
+/**
+ * misaki's `grow_dictionary`: "word" also answers "Word", and "Word" also answers "word" (words
+ * of two characters or more; an entry of the file itself always wins). A view over the parsed
+ * file rather than a grown copy: building the copy cost each worker as much as parsing the file.
+ */
+export function growDictionary(raw: Readonly<Record<string, Entry>>): Dictionary {
+  const own = (word: string): Entry | undefined => (Object.hasOwn(raw, word) ? raw[word] : undefined);
+  const get = (word: string): Entry | undefined => {
+    const entry = own(word);
+    if (entry !== undefined) return entry;
+    const lower = word.toLowerCase();
+    // The key that grow_dictionary would have grown into this word, under its conditions: for a
+    // lowercase word its capitalized key, for a capitalized word its lowercase key.
+    const key = word === lower ? capitalize(word) : lower;
+    const grows =
+      word === lower
+        ? key !== word && key.toLowerCase() === word && key === capitalize(key.toLowerCase())
+        : capitalize(key) !== key && capitalize(key) === word;
+    return grows && codePoints(key) >= 2 ? own(key) : undefined;
+  };
+  return { get, has: (word) => get(word) !== undefined };
+}
+
+/** Code points of `s`, without building an array. */
+function codePoints(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0xd800 || c > 0xdbff) n++;
   }
-  for (const [k, v] of Object.entries(raw)) grown.set(k, v);
-  return grown;
+  return n;
 }
 
 export class Lexicon {
