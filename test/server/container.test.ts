@@ -378,10 +378,11 @@ describe('docker/entrypoint.sh serve, as SageMaker starts the image', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^audio\/wav/);
     expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(44);
-    const ready = server.output
-      .map((l) => (l.startsWith('{') ? JSON.parse(l) : {}))
-      .find((l) => l.msg === 'ready');
-    expect(ready?.modelFile).toMatch(
+    // The log line and /ping's answer travel on different pipes: wait for the line.
+    const readyLine = () =>
+      server.output.map((l) => (l.startsWith('{') ? JSON.parse(l) : {})).find((l) => l.msg === 'ready');
+    await expect.poll(readyLine).toBeDefined();
+    expect(readyLine()?.modelFile).toMatch(
       new RegExp(`^${TMP}/kokoro-model\\.\\w{6}/kokoro-82m/onnx/model\\.onnx$`),
     );
     server.child.kill('SIGTERM');

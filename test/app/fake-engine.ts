@@ -1,0 +1,144 @@
+/**
+ * An engine without a model, for the HTTP layer's in-process tests: the `Engine` interface of
+ * model/engine.ts, with the real voice catalog (the stand-in's voice files and kokoro-js's) and
+ * the engine's own run and in-place encoders (PCM and WAV at 24 kHz). Each sentence becomes a
+ * tone of 10 ms per character, divided by the speed, so tests can tell texts and speeds apart by
+ * length. What it was asked is recorded; a failure or a hold can be set per engine.
+ * Like the server tests, it runs the compiled code in dist/ (`npm test` builds first).
+ */
+import { fileURLToPath } from 'node:url';
+import type { Engine, EngineInfo, SynthesisRequest } from '../../dist/model/engine.js';
+import { PcmEncoder, WavEncoder } from '../../dist/model/audio/wav.js';
+import { SAMPLE_RATE } from '../../dist/model/kokoro/constants.js';
+import { VoiceCatalog, kokoroJsVoiceDir } from '../../dist/model/kokoro/voices.js';
+import { runSynthesis, type AudioChunk } from '../../dist/model/synthesis/run.js';
+import { phonemeSentences } from '../../dist/model/synthesis/sentences.js';
+import { isSupportedLanguage } from '../../dist/model/text/phonemes.js';
+import { splitSentences } from '../../dist/model/text/sentences.js';
+import { abortError } from '../../dist/protocol/errors.js';
+
+const STANDIN_VOICES = fileURLToPath(new URL('../fixtures/standin-model/voices', import.meta.url));
+
+export interface FakeEngineOptions {
+  /** Thrown when a request's first sentence is synthesized. */
+  readonly fail?: unknown;
+  /** Each sentence waits for this before its audio exists. */
+  readonly hold?: Promise<void>;
+  /** The loaded export can time words. */
+  readonly timestamps?: boolean;
+  /** Inference workers ready, as `/ping` reports them. */
+  readonly workers?: number;
+}
+
+export interface FakeEngine extends Engine {
+  /** Every request synthesized, in order. */
+  readonly requests: SynthesisRequest[];
+  /** Requests whose audio is being produced now. */
+  readonly open: number;
+}
+
+export function fakeEngine(options: FakeEngineOptions = {}): FakeEngine {
+  const voices = new VoiceCatalog(
+    [STANDIN_VOICES, kokoroJsVoiceDir()].filter((d): d is string => d !== undefined),
+    isSupportedLanguage,
+  );
+  const requests: SynthesisRequest[] = [];
+  let open = 0;
+  const info: EngineInfo = {
+    provider: 'cpu',
+    modelFile: 'fake.onnx',
+    layout: 'onnx-community',
+    dtype: 'fp32',
+    workers: options.workers ?? 1,
+    contract: {
+      ids: 'input_ids',
+      style: 'style',
+      speed: 'speed',
+      speedType: 'float32',
+      output: 'waveform',
+      ...(options.timestamps ? { durations: 'durations' } : {}),
+    },
+    warmupMs: 0,
+    warmupLadder: [],
+    voices: voices.ids.length,
+    languages: voices.languages.map((code) => ({ code, tag: code, name: code })),
+    formats: ['pcm', 'wav'],
+    capabilities: { timestamps: options.timestamps === true },
+    telemetry: 'off',
+    english: { frontEnd: 'misaki', lexiconDir: 'none' },
+  };
+
+  async function* stream(request: SynthesisRequest, signal?: AbortSignal): AsyncGenerator<AudioChunk> {
+    requests.push(request);
+    open++;
+    try {
+      const sentences =
+        typeof request.text !== 'string'
+          ? request.text
+          : request.phonemes
+            ? phonemeSentences(request.text)
+            : splitSentences(request.text);
+      let index = 0;
+      for await (const sentence of sentences) {
+        if (index === 0 && options.fail !== undefined) throw options.fail;
+        await options.hold;
+        if (signal?.aborted) throw abortError();
+        yield tone(sentence, request.speed, index++, request.timestamps === true);
+      }
+    } finally {
+      open--;
+    }
+  }
+
+  return {
+    info,
+    voices,
+    requests,
+    get open() {
+      return open;
+    },
+    load: () => ({ queued: 0, ahead: 0, busy: open, workers: info.workers, completed: 0, inferences: 0 }),
+    synthesize: (request, output, { signal, startedAt } = {}) =>
+      runSynthesis(
+        stream(request, signal),
+        (format, sampleRate) => (format === 'wav' ? new WavEncoder(sampleRate) : new PcmEncoder()),
+        output,
+        startedAt ?? performance.now(),
+      ),
+    stream,
+    phonemize: async (text, lang) => ({
+      phonemes: text.toLowerCase(),
+      ids: [...text].map((c) => c.charCodeAt(0) % 178),
+      frontEnd: 'fake',
+      lang,
+    }),
+    streamedFirstChunkMinChars: () => 0,
+    dispose: async () => {},
+  };
+}
+
+/** A sentence as 10 ms of a 440 Hz tone per character, at `speed`; with its words timed evenly. */
+function tone(sentence: string, speed: number, index: number, timed: boolean): AudioChunk {
+  const samples = new Int16Array(Math.round((sentence.length * SAMPLE_RATE) / 100 / speed));
+  for (let i = 0; i < samples.length; i++)
+    samples[i] = Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / SAMPLE_RATE));
+  const words = sentence.split(/\s+/).filter(Boolean);
+  const seconds = samples.length / SAMPLE_RATE;
+  return {
+    samples,
+    sentence: index,
+    phonemeCount: sentence.length,
+    inferenceMs: 1,
+    frontEndMs: 0,
+    queueMs: 0,
+    ...(timed
+      ? {
+          words: words.map((word, i) => ({
+            word,
+            start_s: (i * seconds) / words.length,
+            end_s: ((i + 1) * seconds) / words.length,
+          })),
+        }
+      : {}),
+  };
+}

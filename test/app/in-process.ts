@@ -1,0 +1,54 @@
+/**
+ * The app built in-process over a fake engine (fake-engine.ts), for tests of the HTTP layer with
+ * Fastify's `inject()` and @fastify/websocket's `injectWS()`: no port, no worker, no model. Its
+ * log lines are kept, parsed, for the tests that check what was logged.
+ */
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import pino from 'pino';
+import { buildApp } from '../../dist/server/app.js';
+import { parseConfig, type Config } from '../../dist/server/config.js';
+import { Lifecycle } from '../../dist/server/lifecycle.js';
+import { fakeEngine, type FakeEngine, type FakeEngineOptions } from './fake-engine.ts';
+
+export interface InProcessApp {
+  readonly app: FastifyInstance;
+  readonly config: Config;
+  readonly lifecycle: Lifecycle;
+  /** Undefined while the app is left starting. */
+  readonly engine: FakeEngine | undefined;
+  /** The JSON log lines written so far. */
+  logs(): Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the app with `env` as its environment (the model settings point nowhere: nothing is
+ * loaded). `engine: false` leaves it starting, as while a model loads.
+ */
+export async function inProcessApp(
+  env: Record<string, string> = {},
+  options: { engine?: FakeEngineOptions | false } = {},
+): Promise<InProcessApp> {
+  const config = parseConfig({ KOKORO_MODEL_DIR: '/nonexistent', LOG_LEVEL: 'info', ...env });
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(...chunk.toString().split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const lifecycle = new Lifecycle();
+  const app = await buildApp(config, { logger: pino({ level: config.logLevel }, sink), lifecycle });
+  await app.ready();
+  const engine = options.engine === false ? undefined : fakeEngine(options.engine);
+  if (engine) lifecycle.setReady(engine);
+  return {
+    app,
+    config,
+    lifecycle,
+    engine,
+    logs: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
+    close: () => app.close(),
+  };
+}
