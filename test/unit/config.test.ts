@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig, type Config } from '../../server/config.ts';
 import {
@@ -228,5 +229,28 @@ describe('the settings table', () => {
     const entry: Setting<Config> = float;
     expect(() => parseValue(entry, '1.5')).toThrow('no kind of setting is called "float"');
     expect(() => formatValue(entry, 1)).toThrow('no kind of setting is called "float"');
+  });
+});
+
+describe('KOKORO_SOLO_THREADS', () => {
+  it('auto: every core for a pool of several single-thread workers on CPU; none on CUDA or with one worker', () => {
+    const cores = availableParallelism();
+    expect(parseConfig({ KOKORO_WORKERS: '2', KOKORO_INTRA_OP_THREADS: '1' }).soloThreads).toBe(
+      cores > 1 ? cores : 0,
+    );
+    expect(
+      parseConfig({ KOKORO_WORKERS: '2', KOKORO_INTRA_OP_THREADS: '1', KOKORO_DEVICE: 'cuda' }).soloThreads,
+    ).toBe(0);
+    expect(parseConfig({ KOKORO_WORKERS: '1' }).soloThreads).toBe(0);
+    expect(parseConfig({ KOKORO_WORKERS: '2', KOKORO_SOLO_THREADS: '0' }).soloThreads).toBe(0);
+    expect(parseConfig({ KOKORO_WORKERS: '2', KOKORO_SOLO_THREADS: '3' }).soloThreads).toBe(3);
+    expect(() => parseConfig({ KOKORO_SOLO_THREADS: 'many' })).toThrow(/KOKORO_SOLO_THREADS="many"/);
+  });
+
+  it('KOKORO_SOLO_MIN_MS: 50 ms by default, any whole number of milliseconds, 0 for every lone sentence', () => {
+    expect(parseConfig({}).soloMinMs).toBe(50);
+    expect(parseConfig({ KOKORO_SOLO_MIN_MS: '0' }).soloMinMs).toBe(0);
+    expect(parseConfig({ KOKORO_SOLO_MIN_MS: '250' }).soloMinMs).toBe(250);
+    expect(() => parseConfig({ KOKORO_SOLO_MIN_MS: '-1' })).toThrow(/KOKORO_SOLO_MIN_MS="-1"/);
   });
 });

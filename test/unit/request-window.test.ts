@@ -1,0 +1,180 @@
+/**
+ * One request's window of sentences in flight, over a pool that only records what it is asked:
+ * order, the bound of the look-ahead, which sentence is next-needed, and how the request leaves
+ * the pool (handed over whole, stopped by its listener, aborted, failed).
+ */
+import { describe, expect, it } from 'vitest';
+import type {
+  JobHandle,
+  PieceResult,
+  PoolRequest,
+  SentenceRequest,
+} from '../../model/inference/worker-pool.ts';
+import type { AudioChunk } from '../../model/synthesis/run.ts';
+import { RequestWindow } from '../../model/synthesis/window.ts';
+import { isAbortError } from '../../protocol/errors.ts';
+
+interface Job {
+  readonly text: string;
+  readonly needed: boolean;
+  promoted: boolean;
+  /** Hands over `n` pieces of audio, then ends the sentence. */
+  finish(n?: number): void;
+  fail(err: Error): void;
+}
+
+class RecordingPool implements PoolRequest {
+  readonly jobs: Job[] = [];
+  closed = 0;
+
+  submit(sentence: SentenceRequest, onPiece: (piece: PieceResult) => void, needed: boolean): JobHandle {
+    let resolve!: () => void;
+    let reject!: (err: Error) => void;
+    const done = new Promise<{ frontEndMs: number; pieces: number }>((res, rej) => {
+      resolve = () => res({ frontEndMs: 0, pieces: 1 });
+      reject = rej;
+    });
+    const job: Job = {
+      text: sentence.text,
+      needed,
+      promoted: false,
+      finish: (n = 1) => {
+        for (let i = 0; i < n; i++) onPiece({ samples: new Int16Array(4), phonemeCount: 1, inferenceMs: 1 });
+        resolve();
+      },
+      fail: reject,
+    };
+    this.jobs.push(job);
+    return { done, promote: () => (job.promoted = true) };
+  }
+
+  close(): void {
+    this.closed++;
+  }
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+async function* sentences(texts: readonly string[]): AsyncGenerator<string> {
+  yield* texts;
+}
+
+function windowOver(texts: readonly string[], lookahead: number, signal = new AbortController().signal) {
+  const pool = new RecordingPool();
+  const window = new RequestWindow(
+    pool,
+    sentences(texts),
+    (text) => ({ text, lang: 'a', voice: { key: 'af_heart', lang: 'a', parts: [] }, speed: 1 }),
+    lookahead,
+    signal,
+  );
+  return { pool, audio: window.audio() };
+}
+
+const SIX = ['s0', 's1', 's2', 's3', 's4', 's5'];
+
+describe('RequestWindow', () => {
+  it('hands the audio over in order, whichever sentence finishes first', async () => {
+    const { pool, audio } = windowOver(['a', 'b', 'c'], 2);
+    const taken: AudioChunk[] = [];
+    const reading = (async () => {
+      for await (const chunk of audio) taken.push(chunk);
+    })();
+    await tick();
+    expect(pool.jobs.map((j) => j.text)).toEqual(['a', 'b', 'c']);
+    pool.jobs[2]!.finish(2);
+    pool.jobs[1]!.finish();
+    await tick();
+    expect(taken).toEqual([]);
+    pool.jobs[0]!.finish();
+    await reading;
+    expect(taken.map((c) => c.sentence)).toEqual([0, 1, 2, 2]);
+    expect(pool.closed).toBe(1);
+  });
+
+  it.each([0, 1, 2])(
+    'keeps at most 1 + %i sentences in flight, the head next-needed and the rest look-ahead',
+    async (lookahead) => {
+      const { pool, audio } = windowOver(SIX, lookahead);
+      const first = audio.next();
+      await tick();
+      expect(pool.jobs.map((j) => j.needed)).toEqual([true, ...Array<boolean>(lookahead).fill(false)]);
+      pool.jobs[0]!.finish();
+      expect((await first).done).toBe(false);
+      // The listener stops reading: nothing more is taken from the text.
+      await tick();
+      expect(pool.jobs).toHaveLength(1 + lookahead);
+      // Reading on makes the head's successor next-needed and takes the next sentence.
+      const second = audio.next();
+      await tick();
+      // Next-needed now: promoted from look-ahead, or (without look-ahead) submitted as such.
+      expect(pool.jobs[1]!.promoted || pool.jobs[1]!.needed).toBe(true);
+      expect(pool.jobs[1]!.promoted).toBe(lookahead > 0);
+      expect(pool.jobs).toHaveLength(Math.min(SIX.length, 2 + lookahead));
+      pool.jobs[1]!.finish();
+      expect((await second).value?.sentence).toBe(1);
+      await audio.return(undefined);
+    },
+  );
+
+  it('a listener that stops iterating takes the request out of the pool', async () => {
+    const { pool, audio } = windowOver(SIX, 2);
+    const first = audio.next();
+    await tick();
+    pool.jobs[0]!.finish();
+    await first;
+    await audio.return(undefined);
+    expect(pool.closed).toBe(1);
+  });
+
+  it('an abort takes the request out of the pool at once, and the audio ends with an AbortError', async () => {
+    const controller = new AbortController();
+    const { pool, audio } = windowOver(SIX, 2, controller.signal);
+    const waiting = audio.next();
+    await tick();
+    controller.abort();
+    expect(pool.closed).toBeGreaterThanOrEqual(1);
+    const err = await waiting.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isAbortError(err)).toBe(true);
+  });
+
+  it('a failed sentence fails the audio after what came before it', async () => {
+    const { pool, audio } = windowOver(['a', 'b', 'c'], 2);
+    const taken: number[] = [];
+    const reading = (async () => {
+      for await (const chunk of audio) taken.push(chunk.sentence);
+    })();
+    await tick();
+    pool.jobs[1]!.fail(new Error('the model failed'));
+    pool.jobs[0]!.finish();
+    await expect(reading).rejects.toThrow('the model failed');
+    expect(taken).toEqual([0]);
+    expect(pool.closed).toBe(1);
+  });
+
+  it('a text that fails (streamed text cut off) fails the audio after the sentences it gave', async () => {
+    const pool = new RecordingPool();
+    async function* broken(): AsyncGenerator<string> {
+      yield 'a';
+      throw new Error('the text stream broke');
+    }
+    const window = new RequestWindow(
+      pool,
+      broken(),
+      (text) => ({ text, lang: 'a', voice: { key: 'af_heart', lang: 'a', parts: [] }, speed: 1 }),
+      2,
+      new AbortController().signal,
+    );
+    const taken: number[] = [];
+    const reading = (async () => {
+      for await (const chunk of window.audio()) taken.push(chunk.sentence);
+    })();
+    await tick();
+    pool.jobs[0]!.finish();
+    await expect(reading).rejects.toThrow('the text stream broke');
+    expect(taken).toEqual([0]);
+  });
+});
