@@ -10,12 +10,12 @@
  * ONNX Runtime also turns its telemetry off by itself where a CI variable is set, so every run
  * here clears them: the switch must do the work alone.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startServerProcess } from '../../scripts/lib/server-process.ts';
 import { STANDIN_MODEL_DIR } from './harness.ts';
 
@@ -78,35 +78,17 @@ async function speak(http: string): Promise<void> {
 }
 
 describe('ONNX Runtime telemetry', () => {
-  it('is switched off in the main thread and every worker before the runtime loads; /ping and the log say so', async () => {
-    const record = join(mkdtempSync(join(tmpdir(), 'kokoro-ort-switch-')), 'switch.jsonl');
-    const env = serverEnv({
-      RECORD_ORT_SWITCH_FILE: record,
-      NODE_OPTIONS: `--import ${pathToFileURL(join(ROOT, 'test/fixtures/record-ort-switch.mjs')).href}`,
-    });
-    const server = await startServerProcess(env);
-    try {
-      await speak(server.http);
-      const ping = (await (await fetch(`${server.http}/ping`)).json()) as Record<string, unknown>;
-      expect(ping.onnxruntime_telemetry).toBe('off');
-      expect(server.logs().find((l) => l.msg === 'ready')?.onnxruntimeTelemetry).toBe('off');
-    } finally {
-      await server.stop();
-    }
-    const loads = readFileSync(record, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as { thread: number; main: boolean; value: string | null });
-    // Two inference workers loaded the binding (the main thread never does), each with the switch on.
-    expect(loads.filter((l) => !l.main)).toHaveLength(2);
-    expect(loads.map((l) => l.value)).toEqual(loads.map(() => '1'));
-    expect(filesUnder(env.HOME!)).toEqual([]);
+  // One server for the first two views: traced with strace, its threads recording the switch.
+  const record = join(mkdtempSync(join(tmpdir(), 'kokoro-ort-switch-')), 'switch.jsonl');
+  const trace = join(mkdtempSync(join(tmpdir(), 'kokoro-strace-')), 'trace.txt');
+  const env = serverEnv({
+    RECORD_ORT_SWITCH_FILE: record,
+    NODE_OPTIONS: `--import ${pathToFileURL(join(ROOT, 'test/fixtures/record-ort-switch.mjs')).href}`,
   });
-
-  it('opens no connection but loopback and sends no DNS query (strace)', async () => {
+  let ping: Record<string, unknown> = {};
+  let logs: Record<string, unknown>[] = [];
+  beforeAll(async () => {
     requireTool('strace');
-    const trace = join(mkdtempSync(join(tmpdir(), 'kokoro-strace-')), 'trace.txt');
-    const env = serverEnv();
     const server = await startServerProcess(env, 120_000, [
       'strace',
       '-f',
@@ -120,8 +102,10 @@ describe('ONNX Runtime telemetry', () => {
     ]);
     try {
       await speak(server.http);
+      ping = (await (await fetch(`${server.http}/ping`)).json()) as Record<string, unknown>;
       // ONNX Runtime's uploader resolved its collector about a second after the sessions existed.
       await new Promise((r) => setTimeout(r, 4000));
+      logs = server.logs();
     } finally {
       // SIGTERM to strace does not reach the server: stop the server, and strace ends with it.
       const pid = server.child.pid!;
@@ -130,6 +114,22 @@ describe('ONNX Runtime telemetry', () => {
       }
       await server.stop();
     }
+  });
+
+  it('is switched off in the main thread and every worker before the runtime loads; /ping and the log say so', () => {
+    expect(ping.onnxruntime_telemetry).toBe('off');
+    expect(logs.find((l) => l.msg === 'ready')?.onnxruntimeTelemetry).toBe('off');
+    const loads = readFileSync(record, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { thread: number; main: boolean; value: string | null });
+    // Two inference workers loaded the binding (the main thread never does), each with the switch on.
+    expect(loads.filter((l) => !l.main)).toHaveLength(2);
+    expect(loads.map((l) => l.value)).toEqual(loads.map(() => '1'));
+    expect(filesUnder(env.HOME!)).toEqual([]);
+  });
+
+  it('opens no connection but loopback and sends no DNS query (strace)', () => {
     const lines = readFileSync(trace, 'utf8').split('\n');
     const connects = lines.filter((l) => /\bconnect\(/.test(l) && /AF_INET6?\b/.test(l));
     const outside = connects.filter((l) => !/inet_addr\("127\.|inet_pton\(AF_INET6, "::1"/.test(l));
@@ -141,16 +141,32 @@ describe('ONNX Runtime telemetry', () => {
 
   it('control: opted in, the runtime starts its telemetry (in a network namespace where nothing can leave)', async () => {
     requireTool('unshare');
-    const env = serverEnv({ KOKORO_ORT_TELEMETRY: 'true', PORT: '18080', HOST: '127.0.0.1' });
-    // Not reachable from here (its own network namespace): the log says when it is ready.
-    const result = spawnSync(
-      'timeout',
-      ['-s', 'TERM', '12', 'unshare', '-n', process.execPath, join(ROOT, 'dist/server/main.js')],
-      { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 30_000 },
-    );
-    expect(result.stdout).toContain('"onnxruntimeTelemetry":"on"');
-    const dir = join(env.HOME!, '.cache/Microsoft/DeveloperTools/.onnxruntime');
-    expect(existsSync(dir), result.stderr).toBe(true);
+    const control = serverEnv({ KOKORO_ORT_TELEMETRY: 'true', PORT: '18080', HOST: '127.0.0.1' });
+    const dir = join(control.HOME!, '.cache/Microsoft/DeveloperTools/.onnxruntime');
+    // Not reachable from here (its own network namespace): its log and its files say when it is
+    // ready and has written them; then it is stopped as SageMaker stops it, and closes its cache.
+    const child = spawn('unshare', ['-n', process.execPath, join(ROOT, 'dist/server/main.js')], {
+      cwd: ROOT,
+      env: { ...process.env, ...control },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise((resolve) => child.once('close', resolve));
+    try {
+      await expect
+        .poll(() => stdout.includes('"msg":"ready"') && existsSync(join(dir, 'deviceid')), {
+          timeout: 30_000,
+        })
+        .toBe(true);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+    expect(stdout).toContain('"onnxruntimeTelemetry":"on"');
+    expect(existsSync(dir), stderr).toBe(true);
     expect(filesUnder(dir).sort()).toEqual(['deviceid', 'onnxruntime.db']);
   });
 });
