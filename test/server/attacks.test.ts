@@ -11,13 +11,26 @@ import { malformedBurst } from '../../scripts/lib/malformed-burst.ts';
 import { startServerProcess, type ServerProcess } from '../../scripts/lib/server-process.ts';
 import { STANDIN_MODEL_DIR, TestClient, startServer, type TestServer } from './harness.ts';
 
-describe('hostile fields', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startServer();
+/** One server for every attack below that needs no settings of its own. */
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer({
+    KOKORO_WORKERS: '1',
+    HTTP_MAX_PIPELINED: '8',
+    HTTP_STALL_TIMEOUT_S: '1',
+    WS_MAX_MESSAGE_BYTES: String(1024 * 1024),
   });
-  afterAll(() => server.close());
+});
+afterAll(() => server.close());
 
+/** The value of `tts_errors_total{code="…"}` in /metrics (0 when absent). */
+async function errorsCounted(code: string): Promise<number> {
+  const text = await (await fetch(`${server.http}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`tts_errors_total{code="${code}"}`));
+  return line === undefined ? 0 : Number(line.split(' ').pop());
+}
+
+describe('hostile fields', () => {
   // Once quadratic: "a" + 60,000 spaces + "b" held the event loop for 8.6 s before voice_not_found.
   const hostileVoice = `a${' '.repeat(60_000)}b`;
 
@@ -50,21 +63,10 @@ describe('hostile fields', () => {
 });
 
 describe('clients that go away', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startServer({ KOKORO_WORKERS: '1' });
-  });
-  afterAll(() => server.close());
-
-  /** The value of `tts_errors_total{code="…"}` in /metrics (0 when absent). */
-  async function errorsCounted(code: string): Promise<number> {
-    const text = await (await fetch(`${server.http}/metrics`)).text();
-    const line = text.split('\n').find((l) => l.startsWith(`tts_errors_total{code="${code}"}`));
-    return line === undefined ? 0 : Number(line.split(' ').pop());
-  }
-
   it('a client that disconnects mid-answer (POST, SSE, WebSocket) is counted as client_gone, not as a server error', async () => {
     const long = Array.from({ length: 20 }, (_, i) => `Sentence ${i + 1} of a long answer.`).join(' ');
+    const gone = await errorsCounted('client_gone');
+    const internal = await errorsCounted('internal_error');
     for (const transport of ['binary', 'sse'] as const) {
       const controller = new AbortController();
       const response = await fetch(`${server.http}/invocations`, {
@@ -78,128 +80,19 @@ describe('clients that go away', () => {
       controller.abort();
       await reader.cancel().catch(() => {});
     }
-    await expect.poll(() => errorsCounted('client_gone'), { timeout: 10_000 }).toBe(2);
+    await expect.poll(() => errorsCounted('client_gone'), { timeout: 10_000 }).toBe(gone + 2);
     // A WebSocket client that drops the connection mid-request, too.
     const client = await TestClient.open(server.ws);
     client.send({ text: long });
     await client.until((c) => c.frames.some((f) => f.kind === 'audio'), 'first audio');
     client.socket.terminate();
-    await expect.poll(() => errorsCounted('client_gone'), { timeout: 10_000 }).toBe(3);
-    expect(await errorsCounted('internal_error')).toBe(0);
+    await expect.poll(() => errorsCounted('client_gone'), { timeout: 10_000 }).toBe(gone + 3);
+    expect(await errorsCounted('internal_error')).toBe(internal);
     expect((await fetch(`${server.http}/ping`)).status).toBe(200);
   });
 });
 
-describe('idle sessions', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startServer({ WS_IDLE_TIMEOUT_S: '1' });
-  });
-  afterAll(() => server.close());
-
-  it('closes a session with no message and no ping with 1000 "idle"; pings and messages keep one open', async () => {
-    const idle = await TestClient.open(server.ws);
-    let reason = '';
-    idle.socket.on('close', (_code, why) => (reason = why.toString()));
-    const kept = await TestClient.open(server.ws);
-    const pinger = setInterval(() => kept.socket.ping(), 300);
-    try {
-      await idle.until((c) => c.closeCode !== undefined, 'the idle close', 5_000);
-      expect(idle.closeCode).toBe(1000);
-      expect(reason).toBe('idle');
-      // The pinging session outlived the idle one and still works.
-      expect(kept.closeCode).toBeUndefined();
-      kept.send({ text: 'Still here.' });
-      await kept.untilControls('synthesis_complete', 1);
-      expect(kept.closeCode).toBeUndefined();
-    } finally {
-      clearInterval(pinger);
-      kept.close();
-    }
-  });
-});
-
-describe('SIGTERM with lingering clients (SHUTDOWN_GRACE_S=2)', () => {
-  /** Exit code of the server, or 'hung' when it has not exited this long after SIGTERM. */
-  async function stopWithin(server: ServerProcess, ms: number): Promise<number | null | 'hung'> {
-    const hung = new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), ms).unref());
-    const result = await Promise.race([server.stop(), hung]);
-    if (result === 'hung') server.child.kill('SIGKILL');
-    return result;
-  }
-  const start = () =>
-    startServerProcess({
-      KOKORO_MODEL_DIR: STANDIN_MODEL_DIR,
-      KOKORO_WORKERS: '1',
-      SHUTDOWN_GRACE_S: '2',
-      LOG_LEVEL: 'info',
-    });
-  /** Stops the client side of a WebSocket from reading, as a stuck client would. */
-  const stopReading = (client: TestClient) =>
-    (client.socket as unknown as { _socket: { pause(): void } })._socket.pause();
-
-  it('a half-sent request does not hold the process past the deadline', async () => {
-    const server = await start();
-    const port = Number(new URL(server.http).port);
-    const socket = connect(port, '127.0.0.1');
-    // The server cuts this connection at its deadline: a reset (ECONNRESET) or an end, either way.
-    socket.on('error', () => {});
-    await new Promise((resolve) => socket.once('connect', resolve));
-    socket.write(
-      'POST /invocations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"text":',
-    );
-    try {
-      expect(await stopWithin(server, 15_000)).toBe(0);
-    } finally {
-      socket.destroy();
-    }
-  });
-
-  it('an idle WebSocket that never reads does not hold the process past the deadline', async () => {
-    const server = await start();
-    const client = await TestClient.open(server.ws);
-    stopReading(client);
-    expect(await stopWithin(server, 15_000)).toBe(0);
-    client.socket.terminate();
-  });
-
-  it('a non-reading session with queued requests and a non-reading POST are cut, logged by request id', async () => {
-    const server = await start();
-    // About 12 MB of PCM each: more than the socket buffers hold, so the server blocks on writing.
-    const long = Array.from({ length: 100 }, (_, i) => `Sentence ${i + 1} takes a while.`).join(' ');
-    const client = await TestClient.open(server.ws);
-    for (let i = 0; i < 50; i++) client.send({ text: long, request_id: `queued-${i}` });
-    await client.until((c) => c.frames.some((f) => f.kind === 'audio'), 'first audio');
-    stopReading(client);
-    const post = request(`${server.http}/invocations`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-    });
-    const response = new Promise<IncomingMessage>((resolve) => post.once('response', resolve));
-    post.on('error', () => {});
-    post.end(JSON.stringify({ text: long, request_id: 'stuck-post', format: 'pcm' }));
-    (await response).pause(); // never read
-    expect(await stopWithin(server, 15_000)).toBe(0);
-    const cut = (server.logs() as { msg?: string; cut?: { kind: string; requestId?: string }[] }[]).find(
-      (line) => line.msg === 'shutdown deadline: cut the work still in flight',
-    );
-    expect(cut?.cut).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({ kind: 'ws', requestId: expect.stringMatching(/^queued-/) }),
-        { kind: 'http', requestId: 'stuck-post' },
-      ]),
-    );
-    client.socket.terminate();
-  });
-});
-
 describe('HTTP pipelining without reading', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startServer({ HTTP_MAX_PIPELINED: '8' });
-  });
-  afterAll(() => server.close());
-
   it('a connection pipelining past the limit is closed; others are served, and /metrics renders at most once a second', async () => {
     const port = Number(new URL(server.http).port);
     const socket = connect(port, '127.0.0.1');
@@ -224,14 +117,10 @@ describe('HTTP pipelining without reading', () => {
 });
 
 describe('a POST client that stops reading', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startServer({ HTTP_STALL_TIMEOUT_S: '1' });
-  });
-  afterAll(() => server.close());
-
   it('is disconnected once nothing has moved for HTTP_STALL_TIMEOUT_S, and counted as client_gone', async () => {
     const long = Array.from({ length: 100 }, (_, i) => `Sentence ${i + 1} takes a while.`).join(' ');
+    const gone = await errorsCounted('client_gone');
+    const internal = await errorsCounted('internal_error');
     const post = request(`${server.http}/invocations`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -241,22 +130,13 @@ describe('a POST client that stops reading', () => {
     const response = await new Promise<IncomingMessage>((resolve) => post.once('response', resolve));
     response.pause(); // never read: the server's writes stall once the socket buffers are full
     // The server gives up on the connection (a paused client socket does not notice: it reads nothing).
-    const metrics = () => fetch(`${server.http}/metrics`).then((r) => r.text());
-    await expect
-      .poll(metrics, { timeout: 20_000, interval: 500 })
-      .toMatch(/tts_errors_total\{code="client_gone"\} 1/);
-    expect(await metrics()).not.toMatch(/code="internal_error"/);
+    await expect.poll(() => errorsCounted('client_gone'), { timeout: 20_000, interval: 500 }).toBe(gone + 1);
+    expect(await errorsCounted('internal_error')).toBe(internal);
     response.destroy();
   });
 });
 
 describe('fragments', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startServer({ WS_MAX_MESSAGE_BYTES: String(1024 * 1024) });
-  });
-  afterAll(() => server.close());
-
   interface Ending {
     readonly code: number;
     readonly reason: string;
@@ -320,12 +200,6 @@ describe('fragments', () => {
 });
 
 describe('slowloris', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startServer({ HTTP_STALL_TIMEOUT_S: '1' });
-  });
-  afterAll(() => server.close());
-
   it('connections that stop halfway through their headers are closed, and others are served meanwhile', async () => {
     const port = Number(new URL(server.http).port);
     const sockets = await Promise.all(
@@ -354,19 +228,62 @@ describe('slowloris', () => {
   });
 });
 
-describe('a flooder, once closed', () => {
+describe('idle sessions', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ WS_IDLE_TIMEOUT_S: '1' });
+  });
+  afterAll(() => server.close());
+
+  it('closes a session with no message and no ping with 1000 "idle"; pings and messages keep one open', async () => {
+    const idle = await TestClient.open(server.ws);
+    let reason = '';
+    idle.socket.on('close', (_code, why) => (reason = why.toString()));
+    const kept = await TestClient.open(server.ws);
+    const pinger = setInterval(() => kept.socket.ping(), 300);
+    try {
+      await idle.until((c) => c.closeCode !== undefined, 'the idle close', 5_000);
+      expect(idle.closeCode).toBe(1000);
+      expect(reason).toBe('idle');
+      // The pinging session outlived the idle one and still works.
+      expect(kept.closeCode).toBeUndefined();
+      kept.send({ text: 'Still here.' });
+      await kept.untilControls('synthesis_complete', 1);
+      expect(kept.closeCode).toBeUndefined();
+    } finally {
+      clearInterval(pinger);
+      kept.close();
+    }
+  });
+});
+
+describe('one server process, flooded and then left with lingering clients at SIGTERM', () => {
+  // One worker, a 4-message cap per session, a 2 s drain. The flood comes first; SIGTERM stops
+  // the process.
   let server: ServerProcess;
   beforeAll(async () => {
     server = await startServerProcess({
       KOKORO_MODEL_DIR: STANDIN_MODEL_DIR,
       KOKORO_WORKERS: '1',
       WS_MAX_PENDING: '4',
+      SHUTDOWN_GRACE_S: '2',
       LOG_LEVEL: 'info',
     });
   });
   afterAll(() => server.stop());
 
-  it('is closed once with a reason, logged once, and nothing it sends afterwards is read', async () => {
+  /** Exit code of the server, or 'hung' when it has not exited this long after SIGTERM. */
+  async function stopWithin(server: ServerProcess, ms: number): Promise<number | null | 'hung'> {
+    const hung = new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), ms).unref());
+    const result = await Promise.race([server.stop(), hung]);
+    if (result === 'hung') server.child.kill('SIGKILL');
+    return result;
+  }
+  /** Stops the client side of a WebSocket from reading, as a stuck client would. */
+  const stopReading = (client: TestClient) =>
+    (client.socket as unknown as { _socket: { pause(): void } })._socket.pause();
+
+  it('a flooder is closed once with a reason, logged once, and nothing it sends afterwards is read', async () => {
     const socket = new WebSocket(server.ws);
     await new Promise((resolve) => socket.once('open', resolve));
     const closed = new Promise<{ code: number; reason: string }>((resolve) =>
@@ -391,6 +308,52 @@ describe('a flooder, once closed', () => {
     // the flooder sent after the close.
     expect(lines.length).toBeLessThan(60);
     expect((await fetch(`${server.http}/ping`)).status).toBe(200);
+  });
+
+  it('at SIGTERM, lingering clients do not hold the process past the deadline (a half-sent request, a session that never reads, a non-reading session with queued requests, a non-reading POST), and what was cut is logged by request id', async () => {
+    const port = Number(new URL(server.http).port);
+    // A half-sent request; the server cuts it at its deadline, by a reset or an end.
+    const half = connect(port, '127.0.0.1');
+    half.on('error', () => {});
+    await new Promise((resolve) => half.once('connect', resolve));
+    half.write(
+      'POST /invocations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"text":',
+    );
+    // An idle session that never reads.
+    const idle = await TestClient.open(server.ws);
+    stopReading(idle);
+    // A session with queued requests, about 12 MB of PCM each: more than the socket buffers hold,
+    // so the server blocks on writing once it stops reading.
+    const long = Array.from({ length: 100 }, (_, i) => `Sentence ${i + 1} takes a while.`).join(' ');
+    const client = await TestClient.open(server.ws);
+    for (let i = 0; i < 4; i++) client.send({ text: long, request_id: `queued-${i}` });
+    await client.until((c) => c.frames.some((f) => f.kind === 'audio'), 'first audio');
+    stopReading(client);
+    // A POST that never reads its answer.
+    const post = request(`${server.http}/invocations`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    });
+    const response = new Promise<IncomingMessage>((resolve) => post.once('response', resolve));
+    post.on('error', () => {});
+    post.end(JSON.stringify({ text: long, request_id: 'stuck-post', format: 'pcm' }));
+    (await response).pause();
+    try {
+      expect(await stopWithin(server, 15_000)).toBe(0);
+    } finally {
+      half.destroy();
+      idle.socket.terminate();
+      client.socket.terminate();
+    }
+    const cut = (server.logs() as { msg?: string; cut?: { kind: string; requestId?: string }[] }[]).find(
+      (line) => line.msg === 'shutdown deadline: cut the work still in flight',
+    );
+    expect(cut?.cut).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ kind: 'ws', requestId: expect.stringMatching(/^queued-/) }),
+        { kind: 'http', requestId: 'stuck-post' },
+      ]),
+    );
   });
 });
 
