@@ -7,9 +7,9 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { startServerProcess } from '../../scripts/lib/server-process.ts';
+import { startServerProcess, type ServerProcess } from '../../scripts/lib/server-process.ts';
 import { STANDIN_MODEL_DIR, TestClient, requestsOf } from './harness.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -55,7 +55,7 @@ async function busySession(ids: readonly string[]) {
   return { server, client };
 }
 
-describe('npm start', () => {
+describe.concurrent('npm start refuses to start', () => {
   it('without a model, exits 1 and says exactly what to do', async () => {
     const { code, output } = await run({ KOKORO_MODEL_DIR: '/nonexistent/model' });
     expect(code).toBe(1);
@@ -80,105 +80,91 @@ describe('npm start', () => {
     expect(code).toBe(1);
     expect(output).toMatch(/KOKORO_DEVICE=cuda but the CUDA execution provider library/);
   });
+});
 
-  it('says 200 on /ping only after the warm-up ladder ran, and logs what each length cost', async () => {
-    const server = await startServerProcess({
+describe('a server process, as npm start runs it', () => {
+  // One process for what a healthy start shows: its warm-up ladder, its stage markers, its EMF
+  // lines, and which modules its threads load (the record's hook). The last test stops it.
+  const record = join(mkdtempSync(join(tmpdir(), 'kokoro-modules-')), 'loaded.txt');
+  let server: ServerProcess;
+  beforeAll(async () => {
+    server = await startServerProcess({
       KOKORO_MODEL_DIR: STANDIN_MODEL_DIR,
       KOKORO_WORKERS: '1',
       KOKORO_WARMUP_LENGTHS: '510,16,128',
       LOG_LEVEL: 'info',
-    });
-    try {
-      // startServerProcess returned at the first 200: the ladder was already done then.
-      const ping = (await (await fetch(`${server.http}/ping`)).json()) as Record<string, unknown>;
-      expect(ping.warmed_lengths).toEqual([16, 128, 510]);
-      // The log line is written asynchronously, so it may arrive just after the first 200.
-      const readyLine = () => server.logs().find((l) => l.msg === 'ready');
-      await expect.poll(readyLine, { timeout: 5_000 }).toBeDefined();
-      expect(readyLine()?.ladder).toEqual([
-        expect.stringMatching(/^16:\d+\/\d+ms$/),
-        expect.stringMatching(/^128:\d+\/\d+ms$/),
-        expect.stringMatching(/^510:\d+\/\d+ms$/),
-      ]);
-    } finally {
-      await server.stop();
-    }
-  });
-
-  it('marks each startup stage on stdout, in order, in the form T_total is measured from', async () => {
-    const server = await startServerProcess({ KOKORO_MODEL_DIR: STANDIN_MODEL_DIR, KOKORO_WORKERS: '1' });
-    try {
-      await expect.poll(() => stagesOf(server.output).length, { timeout: 5_000 }).toBe(4);
-      const stages = stagesOf(server.output);
-      expect(stages.map((s) => s.name)).toEqual(['framework_init', 'weights_ready', 'warmup_done', 'ready']);
-      const elapsed = stages.map((s) => s.elapsedS);
-      expect([...elapsed].sort((a, b) => a - b)).toEqual(elapsed);
-      // t is the wall clock of the same instant: the gaps agree with elapsed_s's to a few ms.
-      const wall = stages.map((s) => Date.parse(s.t) / 1000);
-      expect(Math.abs(wall[3]! - wall[0]! - (elapsed[3]! - elapsed[0]!))).toBeLessThan(0.05);
-    } finally {
-      await server.stop();
-    }
-  });
-
-  it('with METRICS_EMF, writes EMF lines with every request’s time to first audio', async () => {
-    const server = await startServerProcess({
-      KOKORO_MODEL_DIR: STANDIN_MODEL_DIR,
-      KOKORO_WORKERS: '1',
       METRICS_EMF: 'true',
       METRICS_EMF_INTERVAL_S: '1',
       METRICS_EMF_NAMESPACE: 'KokoroTest',
       METRICS_EMF_DIMENSIONS: 'EndpointName=test-endpoint,VariantName=AllTraffic',
-    });
-    try {
-      for (const text of ['One request.', 'Another one.']) {
-        const res = await fetch(`${server.http}/invocations`, { method: 'POST', body: text });
-        await res.arrayBuffer();
-      }
-      const emf = () =>
-        server.output
-          .filter((l) => l.startsWith('{"_aws"'))
-          .map((l) => JSON.parse(l) as Record<string, unknown>);
-      await expect
-        .poll(() => emf().flatMap((d) => (d.TimeToFirstAudio as number[]) ?? []).length, {
-          timeout: 10_000,
-        })
-        .toBe(2);
-      const latency = emf().find((d) => 'TimeToFirstAudio' in d)!;
-      expect(latency).toMatchObject({ EndpointName: 'test-endpoint', VariantName: 'AllTraffic' });
-      expect(
-        (latency._aws as { CloudWatchMetrics: { Namespace: string }[] }).CloudWatchMetrics[0]!.Namespace,
-      ).toBe('KokoroTest');
-      expect(emf().some((d) => 'OpenSessions' in d)).toBe(true);
-      // The JSON log is unchanged beside them.
-      expect(server.logs().some((l) => l.msg === 'synthesized')).toBe(true);
-    } finally {
-      await server.stop();
-    }
-  });
-
-  it('loads only compiled code and the packages it uses, in every thread', async () => {
-    const record = join(mkdtempSync(join(tmpdir(), 'kokoro-modules-')), 'loaded.txt');
-    const server = await startServerProcess({
-      KOKORO_MODEL_DIR: STANDIN_MODEL_DIR,
-      KOKORO_WORKERS: '1',
       RECORD_MODULES_FILE: record,
       NODE_OPTIONS: `--import ${pathToFileURL(join(ROOT, 'test/fixtures/record-modules.mjs')).href}`,
     });
-    try {
-      // Every encoder path too: the encoder worker loads its codecs on first use.
-      for (const format of ['wav', 'mp3', 'opus', 'flac', 'mulaw', 'aac']) {
-        const response = await fetch(`${server.http}/invocations`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ text: 'Hello there.', format, sample_rate: 8000 }),
-        });
-        expect(response.status, format).toBe(200);
-        await response.arrayBuffer();
-      }
-    } finally {
-      await server.stop();
+  });
+  afterAll(() => server.stop());
+
+  it('says 200 on /ping only after the warm-up ladder ran, and logs what each length cost', async () => {
+    // startServerProcess returned at the first 200: the ladder was already done then.
+    const ping = (await (await fetch(`${server.http}/ping`)).json()) as Record<string, unknown>;
+    expect(ping.warmed_lengths).toEqual([16, 128, 510]);
+    // The log line is written asynchronously, so it may arrive just after the first 200.
+    const readyLine = () => server.logs().find((l) => l.msg === 'ready');
+    await expect.poll(readyLine, { timeout: 5_000 }).toBeDefined();
+    expect(readyLine()?.ladder).toEqual([
+      expect.stringMatching(/^16:\d+\/\d+ms$/),
+      expect.stringMatching(/^128:\d+\/\d+ms$/),
+      expect.stringMatching(/^510:\d+\/\d+ms$/),
+    ]);
+  });
+
+  it('marks each startup stage on stdout, in order, in the form T_total is measured from', async () => {
+    await expect.poll(() => stagesOf(server.output).length, { timeout: 5_000 }).toBe(4);
+    const stages = stagesOf(server.output);
+    expect(stages.map((s) => s.name)).toEqual(['framework_init', 'weights_ready', 'warmup_done', 'ready']);
+    const elapsed = stages.map((s) => s.elapsedS);
+    expect([...elapsed].sort((a, b) => a - b)).toEqual(elapsed);
+    // t is the wall clock of the same instant: the gaps agree with elapsed_s's to a few ms.
+    const wall = stages.map((s) => Date.parse(s.t) / 1000);
+    expect(Math.abs(wall[3]! - wall[0]! - (elapsed[3]! - elapsed[0]!))).toBeLessThan(0.05);
+  });
+
+  it('with METRICS_EMF, writes EMF lines with every request’s time to first audio', async () => {
+    for (const text of ['One request.', 'Another one.']) {
+      const res = await fetch(`${server.http}/invocations`, { method: 'POST', body: text });
+      await res.arrayBuffer();
     }
+    const emf = () =>
+      server.output
+        .filter((l) => l.startsWith('{"_aws"'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    await expect
+      .poll(() => emf().flatMap((d) => (d.TimeToFirstAudio as number[]) ?? []).length, {
+        timeout: 10_000,
+      })
+      .toBe(2);
+    const latency = emf().find((d) => 'TimeToFirstAudio' in d)!;
+    expect(latency).toMatchObject({ EndpointName: 'test-endpoint', VariantName: 'AllTraffic' });
+    expect(
+      (latency._aws as { CloudWatchMetrics: { Namespace: string }[] }).CloudWatchMetrics[0]!.Namespace,
+    ).toBe('KokoroTest');
+    expect(emf().some((d) => 'OpenSessions' in d)).toBe(true);
+    // The JSON log is unchanged beside them.
+    expect(server.logs().some((l) => l.msg === 'synthesized')).toBe(true);
+  });
+
+  it('loads only compiled code and the packages it uses, in every thread', async () => {
+    // Every encoder path too: the encoder worker loads its codecs on first use.
+    for (const format of ['wav', 'mp3', 'opus', 'flac', 'mulaw', 'aac']) {
+      const response = await fetch(`${server.http}/invocations`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'Hello there.', format, sample_rate: 8000 }),
+      });
+      expect(response.status, format).toBe(200);
+      await response.arrayBuffer();
+    }
+    // Stopped first, so that everything its threads loaded is in the record.
+    await server.stop();
     const loaded = [...new Set(readFileSync(record, 'utf8').split('\n').filter(Boolean))].map((f) =>
       f.startsWith('file:') ? fileURLToPath(f) : f,
     );
@@ -202,23 +188,10 @@ describe('npm start', () => {
     expect(own.length).toBeGreaterThan(20);
     expect(own.filter((f) => !f.startsWith(join(ROOT, 'dist/')))).toEqual([]);
   });
+});
 
-  it('on SIGTERM finishes every request received before it, closes sessions with 1001 and exits 0', async () => {
-    const { server, client } = await busySession(['a', 'b', 'c']);
-    const code = await server.stop(); // one SIGTERM, as SageMaker sends
-    expect(code).toBe(0);
-    const requests = requestsOf(client.frames);
-    expect(requests.map((r) => [r.id, r.audio.length, r.complete !== undefined])).toEqual([
-      ['a', 8, true],
-      ['b', 8, true],
-      ['c', 8, true],
-    ]);
-    expect(client.controls('error')).toEqual([]);
-    await client.until((c) => c.closeCode !== undefined, 'close');
-    expect(client.closeCode).toBe(1001);
-  });
-
-  it('while draining, refuses new WebSocket upgrades and POSTs with 503 and Retry-After; the open session finishes', async () => {
+describe('SIGTERM', () => {
+  it('while draining, refuses new WebSocket upgrades and POSTs with 503 and Retry-After; finishes every request received before it, closes sessions with 1001 and exits 0', async () => {
     const ids = Array.from({ length: 20 }, (_, i) => `r${i}`);
     const { server, client } = await busySession(ids);
     server.child.kill('SIGTERM');
@@ -255,11 +228,14 @@ describe('npm start', () => {
     expect(post.headers.get('retry-after')).toBe('1');
     expect(await post.json()).toMatchObject({ type: 'error', code: 'shutting_down' });
 
+    // Every request received before SIGTERM is finished, the session closed with 1001, exit 0.
     expect(await server.stop()).toBe(0);
     const requests = requestsOf(client.frames);
     expect(requests.map((r) => [r.id, r.audio.length, r.complete !== undefined])).toEqual(
       ids.map((id) => [id, 8, true]),
     );
+    expect(client.controls('error')).toEqual([]);
+    await client.until((c) => c.closeCode !== undefined, 'close');
     expect(client.closeCode).toBe(1001);
   });
 });
