@@ -200,7 +200,10 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
   try {
     encoders = await EncoderPool.create(
       options.encoderWorkers ?? 1,
-      { ffmpegPath: options.ffmpegPath ?? 'ffmpeg' },
+      {
+        ffmpegPath: options.ffmpegPath ?? 'ffmpeg',
+        ...(options.faultInjection ? { faultInjection: true } : {}),
+      },
       events.onEncoderWorkerExit,
     );
   } catch (err) {
@@ -234,17 +237,29 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
   }
 
   // Raw PCM and WAV at 24 kHz are encoded in place; everything else in an encoder worker.
-  const openEncoder = (format: AudioFormat, sampleRate: number): StreamEncoder => {
-    if (!isPassthrough(format, sampleRate)) return encoders.open(format, sampleRate);
-    return format === 'wav' ? new WavEncoder(sampleRate) : new PcmEncoder();
-  };
+  const openEncoder =
+    (crash: boolean) =>
+    (format: AudioFormat, sampleRate: number): StreamEncoder => {
+      if (!isPassthrough(format, sampleRate)) return encoders.open(format, sampleRate, crash);
+      return format === 'wav' ? new WavEncoder(sampleRate) : new PcmEncoder();
+    };
+  // Tests only: a text asking for it crashes its encoder worker (see WorkerInit.faultInjection).
+  const crashes = (request: SynthesisRequest) =>
+    options.faultInjection === true &&
+    typeof request.text === 'string' &&
+    request.text.includes('__crash_encoder__');
 
   return {
     info,
     voices,
     load: () => ({ ...pool.load(), workers: pool.size }),
     synthesize: (request, output, { signal, startedAt } = {}) =>
-      runSynthesis(stream(request, signal), openEncoder, output, startedAt ?? performance.now()),
+      runSynthesis(
+        stream(request, signal),
+        openEncoder(crashes(request)),
+        output,
+        startedAt ?? performance.now(),
+      ),
     stream,
     streamedFirstChunkMinChars: () => streamedFirstChunkMinChars(firstChunk, pool.costs),
     phonemize: async (text, lang) => ({ ...(await pool.phonemize(text, lang)), lang }),

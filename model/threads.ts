@@ -1,5 +1,14 @@
-/** Starting worker threads from this package. Workers always run the compiled JavaScript in dist/. */
+/** Starting worker threads from this package, and replacing one that died. Workers always run the compiled JavaScript in dist/. */
 import { Worker, type WorkerOptions } from 'node:worker_threads';
+
+/**
+ * The wait before the `attempt`-th try at replacing a worker that died: at once, then 0.5 s
+ * doubling up to 30 s, so that a worker that cannot start (a model file gone, memory short) is
+ * retried without a busy loop.
+ */
+export function restartDelayMs(attempt: number): number {
+  return attempt === 0 ? 0 : Math.min(30_000, 500 * 2 ** (attempt - 1));
+}
 
 /**
  * Starts the worker module `name` that sits beside the caller (`base` is the caller's

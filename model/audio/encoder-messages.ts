@@ -3,10 +3,19 @@ import type { AudioFormat } from '../../protocol/formats.ts';
 
 export interface EncoderWorkerInit {
   readonly ffmpegPath: string;
+  /** Tests only: an `open` with `crash` ends the worker thread. Never set in production. */
+  readonly faultInjection?: boolean;
 }
 
 export type ToEncoder =
-  | { readonly type: 'open'; readonly id: number; readonly format: AudioFormat; readonly sampleRate: number }
+  | {
+      readonly type: 'open';
+      readonly id: number;
+      readonly format: AudioFormat;
+      readonly sampleRate: number;
+      /** Tests only (see EncoderWorkerInit.faultInjection). */
+      readonly crash?: true;
+    }
   | { readonly type: 'push'; readonly id: number; readonly seq: number; readonly pcm: Int16Array }
   | { readonly type: 'end'; readonly id: number; readonly seq: number }
   | { readonly type: 'abort'; readonly id: number }

@@ -4,7 +4,7 @@
  * by how many streams each holds. The main thread only moves buffers (transferred, not copied).
  */
 import type { Worker } from 'node:worker_threads';
-import { startWorker } from '../threads.ts';
+import { restartDelayMs, startWorker } from '../threads.ts';
 import { abortError, ttsError } from '../../protocol/errors.ts';
 import type { AudioFormat } from '../../protocol/formats.ts';
 import type { EncoderWorkerInit, FromEncoder, ToEncoder } from './encoder-messages.ts';
@@ -47,13 +47,16 @@ export class EncoderPool {
     return pool;
   }
 
-  /** Opens a request's encoder stream in the least loaded worker. */
-  open(format: AudioFormat, sampleRate: number): StreamEncoder {
+  /**
+   * Opens a request's encoder stream in the least loaded worker. `crash` (tests only, with the
+   * pool's faultInjection) makes that worker die.
+   */
+  open(format: AudioFormat, sampleRate: number, crash = false): StreamEncoder {
     if (this.#closed) throw encoderError('the encoder pool is shut down');
     const slot = this.#slots.reduce((a, b) => (b.streams.size < a.streams.size ? b : a));
     const id = this.#nextId++;
     slot.streams.set(id, new Map());
-    this.#post(slot, { type: 'open', id, format, sampleRate });
+    this.#post(slot, { type: 'open', id, format, sampleRate, ...(crash ? { crash: true } : {}) });
     let seq = 0;
     let finished = false;
     const call = (message: ToEncoder & { seq: number }, transfer: ArrayBuffer[]): Promise<Uint8Array> =>
@@ -101,6 +104,18 @@ export class EncoderPool {
     );
   }
 
+  /** Replaces a worker; the others keep serving meanwhile. Retries with backoff if it fails. */
+  #respawn(index: number, attempt: number): void {
+    setTimeout(() => {
+      if (this.#closed) return;
+      this.#spawn(index).catch((err: Error) => {
+        if (this.#closed) return;
+        this.#onWorkerExit?.(`restart failed: ${err.message}`);
+        this.#respawn(index, attempt + 1);
+      });
+    }, restartDelayMs(attempt)).unref();
+  }
+
   #post(slot: Slot, message: ToEncoder, transfer: ArrayBuffer[] = []): void {
     slot.worker.postMessage(message, transfer);
   }
@@ -135,7 +150,7 @@ export class EncoderPool {
         slot.streams.clear();
         if (this.#closed || !ready) return;
         this.#onWorkerExit?.(reason);
-        this.#spawn(index).catch((err: Error) => this.#onWorkerExit?.(`restart failed: ${err.message}`));
+        this.#respawn(index, 0);
       };
       worker.on('error', (err) => gone(err.message));
       worker.on('exit', (code) => gone(`exited with code ${code}`));

@@ -38,6 +38,7 @@ function errorText(err: unknown): string {
 port.on('message', (message: ToEncoder) => {
   switch (message.type) {
     case 'open': {
+      if (init.faultInjection && message.crash) process.exit(70);
       const encoder = createStreamEncoder({
         format: message.format,
         sampleRate: message.sampleRate,

@@ -7,7 +7,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { LanguageCode } from '../kokoro/constants.ts';
 import { ttsError } from '../../protocol/errors.ts';
-import { startWorker } from '../threads.ts';
+import { restartDelayMs, startWorker } from '../threads.ts';
 import type { FromWorker, PhonemizeResult, ToWorker, WorkerInit } from './messages.ts';
 import type { ModelContract, Provider } from './ort-session.ts';
 import type { WarmupStep } from './warmup.ts';
@@ -59,11 +59,6 @@ interface Slot {
 
 /** How long `stop` waits for a running inference call before terminating its worker. */
 export const DEFAULT_STOP_TIMEOUT_MS = 10_000;
-
-/** The wait before the `attempt`-th retry of a worker that failed to start again: 0.5 s doubling to 30 s. */
-export function restartDelayMs(attempt: number): number {
-  return attempt === 0 ? 0 : Math.min(30_000, 500 * 2 ** (attempt - 1));
-}
 
 export class InferenceThreads {
   readonly #init: WorkerInit;
