@@ -15,6 +15,7 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'test/app/**/*.test.ts'],
           maxWorkers: 2,
+          isolate: false,
         },
       },
       {
