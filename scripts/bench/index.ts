@@ -1,0 +1,5 @@
+/** Every benchmark case, in the order --list shows them. */
+import type { Case } from '../lib/bench-runner.ts';
+import { formats } from './formats.ts';
+
+export const CASES: readonly Case[] = [formats];
