@@ -1,5 +1,6 @@
 /** Every benchmark case, in the order --list shows them. */
 import type { Case } from '../lib/bench-runner.ts';
+import { firstAudio } from './first-audio.ts';
 import { formats } from './formats.ts';
 
-export const CASES: readonly Case[] = [formats];
+export const CASES: readonly Case[] = [firstAudio, formats];

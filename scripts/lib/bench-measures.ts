@@ -11,6 +11,7 @@ import { postSpeech, type SynthesisOptions, type TtsEvent, type TtsSession } fro
 export const MEASURES = {
   ttfa: 'time to first audio: sending a request → its first audio byte, on the client (ms)',
   total: 'total time: sending a request → its last audio byte, on the client (ms)',
+  agent: 'first audio as a voice agent sees it: its simulated LLM asked → the first audio byte (ms)',
   stalls:
     'playback stalls: seconds a listener who starts playing at the first byte, in real time, waits for audio',
   throughput: 'audio seconds delivered per wall second, every stream of a closed loop together',

@@ -277,7 +277,8 @@ export type BenchResult = Readonly<Record<string, unknown>> & {
   readonly measured_at: string;
   readonly machine: Machine;
   readonly load1: { readonly start: number; readonly end: number };
-  readonly settings: Settings;
+  /** Where the files went and whether the README was written are not part of what was measured. */
+  readonly settings: Omit<Settings, 'out' | 'readme'>;
   readonly measures: Readonly<Record<string, string>>;
   readonly figures: readonly Figure[];
   readonly tables: readonly Table[];
@@ -290,6 +291,9 @@ export function buildResult(
   run: { settings: Settings; figures: readonly Figure[]; report: Report; command: string },
   env: { machine: Machine; load1: { start: number; end: number }; at: Date },
 ): BenchResult {
+  const settings = Object.fromEntries(
+    Object.entries(run.settings).filter(([k]) => k !== 'out' && k !== 'readme'),
+  ) as BenchResult['settings'];
   return {
     ...run.report.fields,
     version: 1,
@@ -298,7 +302,7 @@ export function buildResult(
     measured_at: env.at.toISOString(),
     machine: env.machine,
     load1: env.load1,
-    settings: run.settings,
+    settings,
     measures: Object.fromEntries(c.measures.map((m) => [m, MEASURES[m]])),
     figures: run.figures,
     tables: run.report.tables,
@@ -374,6 +378,7 @@ export async function runCase(c: Case, s: Settings, command: string, log: (line:
       figure: (f) =>
         figures.push({
           ...f,
+          samples: f.samples.map((x) => round(x, 3)),
           ...(server ? { server: server.name } : {}),
           ...(model ? { model } : {}),
           load1: load1(),

@@ -192,7 +192,7 @@ describe('replaceBlock', () => {
 
 describe('the result', () => {
   const c = CASES[0]!;
-  const settings: Settings = settingsOf(c);
+  const settings: Settings = settingsOf(c, ['--readme', '--out', 'x.json']);
   const figures: Figure[] = [{ measure: c.measures[0]!, what: 'w', unit: 'ms', samples: [1, 2], load1: 0.5 }];
   const result = buildResult(
     c,
@@ -222,7 +222,7 @@ describe('the result', () => {
       measured_at: '2025-01-02T03:04:05.000Z',
       machine: { cpu: 'CPU ', cores: 2, node: 'v22.0.0' },
       load1: { start: 0.123, end: 1.5 },
-      settings,
+      settings: { trials: settings.trials, repeat: 1000, env: {}, flags: settings.flags },
       measures: Object.fromEntries(c.measures.map((m) => [m, MEASURES[m]])),
       figures,
       tables: [{ title: 'T', header: ['a', 'b'], rows: [[1, 'x']] }],
