@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SENTENCES } from './lib/load-report.ts';
+import { SENTENCES } from './lib/bench-texts.ts';
 import {
   LADDER_DEFAULTS,
   httpUrlDriver,

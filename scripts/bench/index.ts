@@ -2,5 +2,6 @@
 import type { Case } from '../lib/bench-runner.ts';
 import { firstAudio } from './first-audio.ts';
 import { formats } from './formats.ts';
+import { load } from './load.ts';
 
-export const CASES: readonly Case[] = [firstAudio, formats];
+export const CASES: readonly Case[] = [firstAudio, load, formats];

@@ -16,6 +16,7 @@ export const MEASURES = {
     'playback stalls: seconds a listener who starts playing at the first byte, in real time, waits for audio',
   throughput: 'audio seconds delivered per wall second, every stream of a closed loop together',
   ping: 'GET /ping every 20 ms while the streams of a closed loop run: latency (ms)',
+  memory: 'the server’s resident memory (VmRSS) after a round of load (MB)',
   cancel:
     'cancel latency: cancel sent → synthesis_cancelled on the client; arrival → answer in the server log',
   capacity: 'Q_max: the most closed-loop streams whose p95 time to first audio is within the SLO',
