@@ -1,8 +1,9 @@
 /** Every benchmark case, in the order --list shows them. */
 import type { Case } from '../lib/bench-runner.ts';
 import { bargeIn } from './barge-in.ts';
+import { capacity } from './capacity.ts';
 import { firstAudio } from './first-audio.ts';
 import { formats } from './formats.ts';
 import { load } from './load.ts';
 
-export const CASES: readonly Case[] = [firstAudio, load, bargeIn, formats];
+export const CASES: readonly Case[] = [firstAudio, load, bargeIn, capacity, formats];

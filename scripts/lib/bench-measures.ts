@@ -118,18 +118,23 @@ export const timePost = (http: string, text: string, options: SynthesisOptions =
 /** What timeWs needs of a session: a WebSocket `TtsSession` or a SageMaker one. */
 export interface EventSession {
   send(text: string, options?: SynthesisOptions): string;
-  events(): AsyncIterable<TtsEvent>;
+  events(): AsyncIterator<TtsEvent>;
 }
 
-/** One request over a session that has nothing else in flight, for raw PCM. */
+/**
+ * One request over a session that has nothing else in flight, for raw PCM. A session whose
+ * events() may be taken only once (SageMaker's) passes its iterator as `events`.
+ */
 export async function timeWs(
   session: EventSession,
   text: string,
   options: SynthesisOptions = {},
+  events: AsyncIterator<TtsEvent> = session.events(),
 ): Promise<Timing> {
   const c = clock();
   const id = session.send(text, { ...options, format: 'pcm' });
-  for await (const e of session.events()) {
+  for (let next = await events.next(); !next.done; next = await events.next()) {
+    const e = next.value;
     if (e.type === 'closed') break;
     if (!('requestId' in e) || e.requestId !== id) continue;
     if (e.type === 'audio') c.audio(e.bytes);

@@ -119,9 +119,12 @@ export interface Case {
   readonly file?: (s: Settings) => string;
   /** Turns a model directory into the one the servers load (the kokoro-js folder), inside `tmp`. */
   readonly prepare?: (modelDir: string, tmp: string) => Promise<string>;
-  /** Measures one trial, on `ctx.server` when the case has servers. */
-  run(ctx: Context): Promise<void>;
-  report(figures: readonly Figure[], settings: Settings): Report;
+  /**
+   * Measures one trial, on `ctx.server` when the case has servers; what it returns besides figures
+   * (the capacity ladder's report) comes to `report` in trial order.
+   */
+  run(ctx: Context): Promise<unknown>;
+  report(figures: readonly Figure[], settings: Settings, returned: readonly unknown[]): Report;
 }
 
 export const COMMON_FLAGS: Readonly<Record<string, Flag>> = {
@@ -367,9 +370,10 @@ const WARM = 'Thanks for waiting, I found three flights that match your dates an
 /** Runs every trial of a case and returns its result. */
 export async function runCase(c: Case, s: Settings, command: string, log: (line: string) => void) {
   const figures: Figure[] = [];
+  const returned: unknown[] = [];
   const start1 = load1();
-  const trial = async (t: number, server?: RunningServer, model?: string) =>
-    c.run({
+  const trial = async (t: number, server?: RunningServer, model?: string) => {
+    const value = await c.run({
       settings: s,
       trial: t,
       log,
@@ -384,6 +388,8 @@ export async function runCase(c: Case, s: Settings, command: string, log: (line:
           load1: load1(),
         }),
     });
+    if (value !== undefined) returned.push(value);
+  };
   if (c.servers.length === 0 || c.external?.(s)) {
     for (let t = 0; t < s.trials; t++) await trial(t);
   } else if (s.url) {
@@ -422,7 +428,7 @@ export async function runCase(c: Case, s: Settings, command: string, log: (line:
       }
     }
   }
-  const report = c.report(figures, s);
+  const report = c.report(figures, s, returned);
   return buildResult(
     c,
     { settings: s, figures, report, command },
