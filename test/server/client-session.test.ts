@@ -284,6 +284,17 @@ describe('postSpeech against the server', () => {
     expect((await collect(postSpeech(server.http, 'Hello.', { format: 'pcm' }))).length).toBeGreaterThan(0);
   });
 
+  it('speaks phonemes as the text they came from', async () => {
+    const res = await fetch(`${server.http}/v1/phonemize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'Hello there.' }),
+    });
+    const { phonemes } = (await res.json()) as { phonemes: string };
+    const spoken = await collect(postSpeech(server.http, { phonemes }, { format: 'pcm' }));
+    expect(concat(spoken)).toEqual(await postAudio({ text: 'Hello there.', format: 'pcm' }));
+  });
+
   it('takes an injected fetch, extra headers and a base URL with a trailing slash', async () => {
     const seen: { url: string; headers: Record<string, string> }[] = [];
     const spy: typeof fetch = (input, init) => {

@@ -17,7 +17,8 @@ export interface PostSpeechInit {
 /**
  * Sends `text` to `${base}/invocations` and yields the body's bytes chunk by chunk, as the server
  * writes them: audio in `options.format` (WAV by default), or SSE events with `transport: 'sse'`
- * (read them with `readSse`).
+ * (read them with `readSse`). `{ phonemes }` instead of text speaks Kokoro's phoneme symbols as they
+ * are (`POST /v1/phonemize` gives them for a text).
  *
  * @example
  * for await (const bytes of postSpeech('http://localhost:8080', 'Hello.', { format: 'pcm' })) play(bytes);
@@ -27,14 +28,14 @@ export interface PostSpeechInit {
  */
 export async function* postSpeech(
   base: string | URL,
-  text: string,
+  input: string | { readonly phonemes: string },
   options: SynthesisOptions & HttpOptions = {},
   init: PostSpeechInit = {},
 ): AsyncGenerator<Uint8Array, void, undefined> {
   const res = await (init.fetch ?? fetch)(`${String(base).replace(/\/+$/, '')}/invocations`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...init.headers },
-    body: JSON.stringify({ ...options, text }),
+    body: JSON.stringify({ ...options, ...(typeof input === 'string' ? { text: input } : input) }),
     ...(init.signal ? { signal: init.signal } : {}),
   });
   if (res.status !== 200) {
