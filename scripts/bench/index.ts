@@ -5,5 +5,6 @@ import { capacity } from './capacity.ts';
 import { firstAudio } from './first-audio.ts';
 import { formats } from './formats.ts';
 import { load } from './load.ts';
+import { peer } from './peer.ts';
 
-export const CASES: readonly Case[] = [firstAudio, load, bargeIn, capacity, formats];
+export const CASES: readonly Case[] = [firstAudio, load, bargeIn, peer, capacity, formats];

@@ -111,9 +111,12 @@ export async function timeStream(chunks: AsyncIterable<Uint8Array>): Promise<Tim
   return c.end();
 }
 
-/** One streaming POST /invocations for raw PCM. */
-export const timePost = (http: string, text: string, options: SynthesisOptions = {}): Promise<Timing> =>
-  timeStream(postSpeech(http, text, { ...options, format: 'pcm' }));
+/** One streaming POST /invocations for raw PCM, of a text or of phonemes. */
+export const timePost = (
+  http: string,
+  input: string | { readonly phonemes: string },
+  options: SynthesisOptions = {},
+): Promise<Timing> => timeStream(postSpeech(http, input, { ...options, format: 'pcm' }));
 
 /** What timeWs needs of a session: a WebSocket `TtsSession` or a SageMaker one. */
 export interface EventSession {
