@@ -6,7 +6,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { CASES } from './bench/index.ts';
-import { helpText, parseBenchArgs, renderResult, runCase } from './lib/bench-runner.ts';
+import { helpText, parseBenchArgs } from './lib/bench-cli.ts';
+import { renderResult, runCase } from './lib/bench-runner.ts';
 import { UsageError, runMain } from './lib/cli.ts';
 import { projectPath } from './lib/paths.ts';
 import { replaceBlock } from './lib/stats.ts';

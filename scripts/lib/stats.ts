@@ -1,6 +1,4 @@
 /** Statistics and Markdown for the benchmarks and the planning scripts (pure). */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { projectPath } from './paths.ts';
 
 /** The q-quantile (0–1) with linear interpolation between order statistics; NaN for no values. */
 export function quantile(values: readonly number[], q: number): number {
@@ -39,10 +37,4 @@ export function replaceBlock(text: string, name: string, body: string): string {
   const b = text.indexOf(end);
   if (a < 0 || b < a) throw new Error(`no ${start} … ${end} markers`);
   return `${text.slice(0, a + start.length)}\n${body}\n${text.slice(b)}`;
-}
-
-/** The README block `name` replaced in place, for the scripts not yet on the benchmark runner. */
-export function replaceReadmeBlock(name: string, text: string): void {
-  const file = projectPath('README.md');
-  writeFileSync(file, replaceBlock(readFileSync(file, 'utf8'), name, text));
 }

@@ -3,11 +3,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CASES } from '../../scripts/bench/index.ts';
 import { MEASURES, playbackStallS } from '../../scripts/lib/bench-measures.ts';
+import { COMMON_FLAGS, helpText, parseBenchArgs } from '../../scripts/lib/bench-cli.ts';
 import {
-  COMMON_FLAGS,
   buildResult,
-  helpText,
-  parseBenchArgs,
   renderResult,
   samplesOf,
   stat,
