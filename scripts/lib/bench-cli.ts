@@ -101,7 +101,7 @@ export function parseBenchArgs(argv: readonly string[], cases: readonly Case[]):
 
 const flagLines = (flags: Readonly<Record<string, Flag>>) =>
   Object.entries(flags).map(([k, f]) => {
-    const arg = f.kind === 'boolean' ? '' : f.kind === 'int' ? ' N' : ' X';
+    const arg = f.kind === 'boolean' ? '' : f.kind === 'int' ? ' N' : ' VALUE';
     const def = f.default === undefined ? '' : ` (default ${f.default})`;
     return `  --${`${k}${arg}`.padEnd(20)} ${f.help}${def}`;
   });

@@ -58,7 +58,7 @@ export interface Figure {
   readonly samples: readonly number[];
   /** The machine's 1-minute load average when the figure was recorded. */
   readonly load1: number;
-  /** SHA-256 of each answer's audio, where servers' audio is compared. */
+  /** Each answer's audio as `bytes:sha256`, where servers' audio is compared. */
   readonly digests?: readonly string[];
 }
 
@@ -187,7 +187,16 @@ export function renderResult(r: BenchResult): string {
     `Machine: ${r.machine.cpu.trim()}, ${r.machine.cores} cores, Node ${r.machine.node}; ` +
     `1-minute load average ${round(r.load1.start, 2)} at the start, ${round(r.load1.end, 2)} at the end. ` +
     `\`${r.command}\`, ${r.settings.trials} trial(s).`;
-  const tables = r.tables.flatMap((t) => ['', `**${t.title}**`, '', markdownTable(t.header, t.rows)]);
+  const cell = (c: string | number) => (typeof c === 'number' && Number.isNaN(c) ? '–' : c);
+  const tables = r.tables.flatMap((t) => [
+    '',
+    `**${t.title}**`,
+    '',
+    markdownTable(
+      t.header,
+      t.rows.map((row) => row.map(cell)),
+    ),
+  ]);
   return [head, ...tables, ...r.notes.flatMap((n) => ['', n])].join('\n');
 }
 

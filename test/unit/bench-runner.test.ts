@@ -87,7 +87,22 @@ describe('parseBenchArgs', () => {
     expect(s).toMatchObject({ trials: 2, repeat: 0, readme: true, env: { A: '1', B: 'x=y' } });
   });
 
+  it('applies a case’s own flags and their defaults', () => {
+    const peer = CASES.find((k) => k.name === 'peer')!;
+    expect(settingsOf(peer).flags).toEqual({ requests: 3, streams: 8, paragraphs: 3 });
+    expect(settingsOf(peer, ['--streams', '2']).flags).toMatchObject({ streams: 2 });
+    const capacity = CASES.find((k) => k.name === 'capacity')!;
+    expect(settingsOf(capacity, ['--transport', 'http', '--url', 'http://127.0.0.1:8080'])).toMatchObject({
+      url: 'http://127.0.0.1:8080',
+      flags: { transport: 'http', 'slo-ms': 3000, endpoint: undefined },
+    });
+  });
+
   it.each([
+    [['peer', '--requests', '0'], /--requests should be a whole number from 1 to 1000; got "0"/],
+    [['peer', '--url', 'http://127.0.0.1:8080'], /--url needs a case with one server; peer has 2/],
+    [['load', '--url', 'ws://127.0.0.1:8080/x'], /--url should be http:\/\/HOST:PORT; got "ws:/],
+    [['formats', '--transport', 'ws'], /Unknown option '--transport'/],
     [[], /name a case first/],
     [['nope'], /no case "nope"/],
     [[c.name, '--bogus'], /Unknown option '--bogus'/],
