@@ -6,9 +6,9 @@
  */
 import { runMain } from './lib/cli.ts';
 import { configTable } from './lib/config-doc.ts';
-import { replaceReadmeBlock } from './lib/stats.ts';
+import { writeReadmeBlock } from './lib/readme.ts';
 
 runMain(import.meta.url, 'docs-config', () => {
-  replaceReadmeBlock('config', configTable());
+  writeReadmeBlock('config', configTable());
   return Promise.resolve(0);
 });

@@ -271,7 +271,7 @@ const TABLE = [
     max: 600_000,
     default: 50,
     description:
-      "a lone sentence goes to the solo session only if one pool session would take at least this many milliseconds over it (estimated per character of text from each worker's warm-up run, then from the sentences the pool runs); below that, waking every core's threads costs more than it wins (`npm run bench:solo`, see [Against a kokoro-js server](#against-a-kokoro-js-server)). `0`: every lone sentence",
+      "a lone sentence goes to the solo session only if one pool session would take at least this many milliseconds over it (estimated per character of text from each worker's warm-up run, then from the sentences the pool runs); below that, waking every core's threads costs more than it wins ([docs/experiments.md](docs/experiments.md#the-solo-session)). `0`: every lone sentence",
   }),
   bool({
     name: 'KOKORO_ORT_SPINNING',
@@ -444,7 +444,7 @@ const TABLE = [
     max: 60_000,
     default: 250,
     description:
-      "a whole text's first sentence is cut at a clause mark (as `FIRST_CHUNK_MIN_CHARS` says) only when synthesizing it whole would take longer than this on one pool session, estimated per character from the pool's own runs: where the model is fast enough the first sentence stays whole, with no seam (see [Performance](#performance), `npm run bench:first-chunk`). Streamed text, whose first sentence is not known ahead, is cut at a clause mark only once the text before it would already take longer than the budget (and holds `FIRST_CHUNK_MIN_CHARS`). `0`: always cut",
+      "a whole text's first sentence is cut at a clause mark (as `FIRST_CHUNK_MIN_CHARS` says) only when synthesizing it whole would take longer than this on one pool session, estimated per character from the pool's own runs: where the model is fast enough the first sentence stays whole, with no seam ([docs/experiments.md](docs/experiments.md#the-first-chunk-budget)). Streamed text, whose first sentence is not known ahead, is cut at a clause mark only once the text before it would already take longer than the budget (and holds `FIRST_CHUNK_MIN_CHARS`). `0`: always cut",
   }),
   int({
     name: 'LOOKAHEAD_SENTENCES',

@@ -1,4 +1,4 @@
-/** The texts the core benchmark and the load test send: the lengths of a voice agent's answers. */
+/** What the benchmarks send: the lengths of a voice agent's answers. */
 
 /** Four sentences of a typical answer; the first has no clause mark late enough to be cut early. */
 export const PARAGRAPH: readonly string[] = [
@@ -17,7 +17,7 @@ export const LONG_FIRST_SENTENCE =
   'the one by the river, and found that the rooms with a view are sold out, but the standard rooms are ' +
   'still available at the same rate, which includes breakfast and a late checkout.';
 
-/** Eight sentences sent as one POST: long enough for every idle worker to have work ahead. */
+/** Eight sentences sent as one request: long enough for every idle worker to have work ahead. */
 export const EIGHT_SENTENCES: readonly string[] = [
   ...PARAGRAPH,
   'Your package should arrive on Tuesday afternoon.',
@@ -26,9 +26,13 @@ export const EIGHT_SENTENCES: readonly string[] = [
   'Tomorrow looks sunny, with a high of seventy two degrees.',
 ];
 
-/** Single-sentence requests for the server-overhead figure (one request at a time). */
-export const OVERHEAD_SENTENCES: readonly string[] = [
+/** One request each, in turn, for traffic in a closed loop. */
+export const SENTENCES: readonly string[] = [
   ...PARAGRAPH,
   'Sure, I can help with that.',
   'Your package should arrive on Tuesday afternoon.',
+  'Let me check that for you, it will only take a moment.',
+  'I have moved your reservation to Friday at eight in the evening.',
+  'Is there anything else you would like to change today?',
+  'Tomorrow looks sunny, with a high of seventy two degrees.',
 ];

@@ -7,8 +7,10 @@
  * server, local or not) and for a SageMaker endpoint through the client toolkit.
  */
 import { SageMakerTtsSession, invokeStreaming } from 'kokoro-stream-client/sagemaker';
-import { TtsSession, type TtsEvent } from 'kokoro-stream-client';
-import { markdownTable, quantile, round } from './stats.ts';
+import { TtsSession } from 'kokoro-stream-client';
+import { timePost, timeStream, timeWs, type Timing } from './bench-measures.ts';
+import type { Table } from './bench-runner.ts';
+import { quantile, round } from './stats.ts';
 
 export type Transport = 'ws' | 'http';
 
@@ -215,22 +217,11 @@ export async function runLadder(
   };
 }
 
-export function renderCapacity(report: CapacityReport): string {
-  const rows = report.rungs.map((r) => [
-    r.concurrency,
-    r.requests,
-    r.errors === 0
-      ? 0
-      : `${r.errors} (${Object.entries(r.errorCodes)
-          .map(([c, n]) => `${c} ${n}`)
-          .join(', ')})`,
-    r.ttfa_ms.p50,
-    r.ttfa_ms.p95,
-    r.ttfa_ms.p99,
-    r.within_slo ? 'yes' : 'no',
-  ]);
-  const table = markdownTable(
-    [
+/** The rungs as the runner renders tables. */
+export function capacityTable(report: CapacityReport): Table {
+  return {
+    title: `Rungs of the ladder against ${report.target}`,
+    header: [
       report.transport === 'ws' ? 'sessions' : 'POST clients',
       'requests',
       'errors',
@@ -239,37 +230,36 @@ export function renderCapacity(report: CapacityReport): string {
       'TTFA p99 ms',
       `p${report.percentile} ≤ ${report.slo_ms} ms`,
     ],
-    rows,
-  );
+    rows: report.rungs.map((r) => [
+      r.concurrency,
+      r.requests,
+      r.errors === 0
+        ? 0
+        : `${r.errors} (${Object.entries(r.errorCodes)
+            .map(([c, n]) => `${c} ${n}`)
+            .join(', ')})`,
+      r.ttfa_ms.p50,
+      r.ttfa_ms.p95,
+      r.ttfa_ms.p99,
+      r.within_slo ? 'yes' : 'no',
+    ]),
+  };
+}
+
+/** One line: Q_max and what it was measured against. */
+export function capacityVerdict(report: CapacityReport): string {
   const verdict =
     report.q_max === 0
       ? `Q_max = 0: even one ${report.transport === 'ws' ? 'session' : 'client'} misses the SLO`
       : `Q_max = ${report.q_max}${report.capped ? ` (the ladder's cap: raise --max-concurrency)` : ''}`;
-  return `${table}\n\n${verdict} (${report.transport}, p${report.percentile} time to first audio ≤ ${report.slo_ms} ms, ${report.target})`;
+  return `${verdict} (${report.transport}, p${report.percentile} time to first audio ≤ ${report.slo_ms} ms, ${report.target})`;
 }
 
 // ---------------------------------------------------------------------------------------------
-// Drivers
+// Drivers: requests through the benchmarks' one time-to-first-audio measure
 
-/** Time from `send` to the first audio event of that request, reading a session's events. */
-async function timedRequest(
-  send: () => string,
-  events: AsyncIterator<TtsEvent>,
-): Promise<Omit<Sample, 'atMs'>> {
-  const started = performance.now();
-  const id = send();
-  let first: number | undefined;
-  for (;;) {
-    const next = await events.next();
-    if (next.done) return { ttfaMs: NaN, error: 'closed' };
-    const event = next.value;
-    if (event.type === 'closed') return { ttfaMs: NaN, error: 'closed' };
-    if (!('requestId' in event) || event.requestId !== id) continue;
-    if (event.type === 'audio') first ??= performance.now();
-    else if (event.type === 'complete') return { ttfaMs: (first ?? performance.now()) - started };
-    else if (event.type === 'error') return { ttfaMs: NaN, error: event.code };
-  }
-}
+const sample = (t: Timing): Omit<Sample, 'atMs'> =>
+  t.error ? { ttfaMs: NaN, error: t.error } : { ttfaMs: t.ttfaMs };
 
 /** Polls the server's /ping until it reports no open session (at most `timeoutMs`). */
 async function sessionsGone(base: string, timeoutMs = 10_000): Promise<void> {
@@ -297,9 +287,8 @@ export function wsUrlDriver(url: string): Driver {
     settle: () => sessionsGone(base),
     async open() {
       const session = await TtsSession.connect(url, { retries: 0 });
-      const events = session.events();
       return {
-        request: (text) => timedRequest(() => session.send(text, { format: 'pcm' }), events),
+        request: async (text) => sample(await timeWs(session, text)),
         close: async () => session.abort(),
       };
     },
@@ -311,32 +300,10 @@ export function httpUrlDriver(base: string): Driver {
   return {
     description: `${base}/invocations`,
     settle: async () => {},
-    async open() {
-      return {
-        async request(text) {
-          const started = performance.now();
-          let res: Response;
-          try {
-            res = await fetch(`${base}/invocations`, {
-              method: 'POST',
-              headers: { 'content-type': 'application/json' },
-              body: JSON.stringify({ text, format: 'pcm' }),
-            });
-          } catch {
-            return { ttfaMs: NaN, error: 'network' };
-          }
-          if (res.status !== 200) {
-            const body = (await res.json().catch(() => ({}))) as { code?: string };
-            return { ttfaMs: NaN, error: body.code ?? `http_${res.status}` };
-          }
-          let first: number | undefined;
-          for await (const chunk of res.body!)
-            if ((chunk as Uint8Array).byteLength > 0) first ??= performance.now();
-          return { ttfaMs: (first ?? performance.now()) - started };
-        },
-        close: async () => {},
-      };
-    },
+    open: async () => ({
+      request: async (text) => sample(await timePost(base, text)),
+      close: async () => {},
+    }),
   };
 }
 
@@ -349,7 +316,7 @@ export function sageMakerWsDriver(endpointName: string, region: string | undefin
       const session = await SageMakerTtsSession.connect({ endpointName, ...(region ? { region } : {}) });
       const events = session.events();
       return {
-        request: (text) => timedRequest(() => session.send(text, { format: 'pcm' }), events),
+        request: async (text) => sample(await timeWs(session, text, {}, events)),
         close: async () => {
           await session.close().catch(() => {});
         },
@@ -360,31 +327,24 @@ export function sageMakerWsDriver(endpointName: string, region: string | undefin
 
 /** Response streams (InvokeEndpointWithResponseStream) from a SageMaker endpoint. */
 export function sageMakerHttpDriver(endpointName: string, region: string | undefined): Driver {
+  const options = { format: 'pcm' as const };
   return {
     description: `sagemaker:${endpointName}`,
     settle: async () => {},
-    async open() {
-      return {
-        async request(text) {
-          const started = performance.now();
-          let first: number | undefined;
-          try {
-            for await (const bytes of invokeStreaming({
+    open: async () => ({
+      request: async (text) =>
+        sample(
+          await timeStream(
+            invokeStreaming({
               endpointName,
               ...(region ? { region } : {}),
               text,
               transport: 'binary',
-              options: { format: 'pcm' },
-            })) {
-              if (bytes.byteLength > 0) first ??= performance.now();
-            }
-          } catch (err) {
-            return { ttfaMs: NaN, error: (err as { code?: string }).code ?? 'failed' };
-          }
-          return { ttfaMs: (first ?? performance.now()) - started };
-        },
-        close: async () => {},
-      };
-    },
+              options,
+            }),
+          ),
+        ),
+      close: async () => {},
+    }),
   };
 }

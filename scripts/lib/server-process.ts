@@ -1,6 +1,6 @@
 /**
- * Starts the server as its own process (exactly as `npm start` does: the compiled server in dist/) on a free loopback port, for
- * benchmarks and load scripts, and stops it again.
+ * Starts the server as its own process (exactly as `npm start` does: the compiled server in dist/)
+ * on a free loopback port, for the benchmarks and tests, and stops it again.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -33,24 +33,33 @@ export function freePort(): Promise<number> {
 
 /**
  * Spawns the server (behind `wrapper`, a command such as strace that runs the rest, when given) and
- * waits until GET /ping answers 200.
+ * waits until GET /ping answers 200. `entry` is another server that reads HOST and PORT (the
+ * kokoro-js server of the peer benchmark).
  */
 export async function startServerProcess(
   env: Record<string, string>,
   timeoutMs = 120_000,
   wrapper: readonly string[] = [],
+  entry = projectPath('dist', 'server', 'main.js'),
 ): Promise<ServerProcess> {
   const port = await freePort();
-  const command = [...wrapper, process.execPath, projectPath('dist', 'server', 'main.js')];
+  const command = [...wrapper, process.execPath, entry];
   const child = spawn(command[0]!, command.slice(1), {
     cwd: PROJECT_ROOT,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
-  const collect = (chunk: Buffer) => output.push(...chunk.toString().split('\n').filter(Boolean));
-  child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
+  for (const stream of [child.stdout!, child.stderr!]) {
+    // Whole lines only: a pipe chunk may end inside one.
+    let rest = '';
+    stream.on('data', (chunk: Buffer) => {
+      const lines = (rest + chunk.toString()).split('\n');
+      rest = lines.pop()!;
+      output.push(...lines.filter(Boolean));
+    });
+    stream.on('end', () => rest && output.push(rest));
+  }
   // 'close', not 'exit': the child's output has been read to the end by then.
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   const http = `http://127.0.0.1:${port}`;
@@ -80,7 +89,9 @@ export async function startServerProcess(
         .map((line) => JSON.parse(line) as Record<string, unknown>),
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
-      return exited;
+      // The server's drain ends within SHUTDOWN_GRACE_S (25 s); anything else gets 30.
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000).unref();
+      return exited.finally(() => clearTimeout(timer));
     },
   };
 }

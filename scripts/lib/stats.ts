@@ -1,7 +1,6 @@
-/** Small statistics and reporting helpers for the benchmark scripts. */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { projectPath } from './paths.ts';
+/** Statistics and Markdown for the benchmarks and the planning scripts (pure). */
 
+/** The q-quantile (0–1) with linear interpolation between order statistics; NaN for no values. */
 export function quantile(values: readonly number[], q: number): number {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
@@ -27,14 +26,15 @@ export function markdownTable(
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
 }
 
-/** Replaces the text between `<!-- NAME -->` and `<!-- /NAME -->` in the README. */
-export function replaceReadmeBlock(name: string, text: string): void {
-  const file = projectPath('README.md');
-  const readme = readFileSync(file, 'utf8');
+/**
+ * `text` with what lies between `<!-- NAME -->` and `<!-- /NAME -->` replaced by `body`.
+ * @throws Error when the markers are missing or out of order.
+ */
+export function replaceBlock(text: string, name: string, body: string): string {
   const start = `<!-- ${name} -->`;
   const end = `<!-- /${name} -->`;
-  const a = readme.indexOf(start);
-  const b = readme.indexOf(end);
-  if (a < 0 || b < a) throw new Error(`README has no ${name} markers`);
-  writeFileSync(file, `${readme.slice(0, a + start.length)}\n${text}\n${readme.slice(b)}`);
+  const a = text.indexOf(start);
+  const b = text.indexOf(end);
+  if (a < 0 || b < a) throw new Error(`no ${start} … ${end} markers`);
+  return `${text.slice(0, a + start.length)}\n${body}\n${text.slice(b)}`;
 }

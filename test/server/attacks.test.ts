@@ -7,7 +7,7 @@ import { request, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { malformedBurst } from '../../scripts/lib/malformed-burst.ts';
+import { malformedBurst } from './malformed-burst.ts';
 import { startServerProcess, type ServerProcess } from '../../scripts/lib/server-process.ts';
 import { STANDIN_MODEL_DIR, TestClient, startServer, type TestServer } from './harness.ts';
 

@@ -4,9 +4,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  capacityTable,
+  capacityVerdict,
   httpUrlDriver,
   judgeRung,
-  renderCapacity,
   runLadder,
   wsUrlDriver,
   type LadderOptions,
@@ -80,7 +81,13 @@ describe('the ladder against a server whose limit is 2', () => {
     ]);
     expect(report.rungs.find((r) => r.concurrency === 4)!.errorCodes).toHaveProperty('refused');
     expect(report).toMatchObject({ kind: 'capacity', version: 1, transport: 'ws', q_max: 2, capped: false });
-    expect(renderCapacity(report)).toMatch(/Q_max = 2 \(ws, p95 time to first audio ≤ 3000 ms/);
+    expect(capacityVerdict(report)).toMatch(/Q_max = 2 \(ws, p95 time to first audio ≤ 3000 ms/);
+    expect(capacityTable(report).rows.map((r) => [r[0], r.at(-1)])).toEqual([
+      [1, 'yes'],
+      [2, 'yes'],
+      [3, 'no'],
+      [4, 'no'],
+    ]);
   });
 
   it('streaming POST clients: refused with busy above the limit: Q_max = 2', async () => {
@@ -93,7 +100,7 @@ describe('the ladder against a server whose limit is 2', () => {
     const report = await runLadder(httpUrlDriver(streams.http), { transport: 'http', ...QUICK, sloMs: 0 });
     expect(report.rungs).toHaveLength(1);
     expect(report.q_max).toBe(0);
-    expect(renderCapacity(report)).toMatch(/Q_max = 0: even one client misses the SLO/);
+    expect(capacityVerdict(report)).toMatch(/Q_max = 0: even one client misses the SLO/);
   });
 
   it('stops at its cap, and says so', async () => {

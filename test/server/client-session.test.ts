@@ -11,6 +11,7 @@ import {
   TtsRequestError,
   TtsSession,
   decodeAudioEvent,
+  postSpeech,
   readSse,
   type AudioStreamEvent,
   type TtsEvent,
@@ -247,6 +248,75 @@ describe('SSE reader against the server', () => {
       expect(audio).toEqual(await postAudio({ text, format }));
     });
   }
+});
+
+describe('postSpeech against the server', () => {
+  const TEXT = 'A streamed answer. It comes sentence by sentence, as the server writes it.';
+
+  async function collect(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array[]> {
+    const out: Uint8Array[] = [];
+    for await (const chunk of chunks) out.push(chunk);
+    return out;
+  }
+
+  it.each(['pcm', 'wav'] as const)(
+    '%s: yields the body as it streams, equal to a plain POST',
+    async (format) => {
+      const chunks = await collect(postSpeech(server.http, TEXT, { format }));
+      // Two sentences: at least one chunk each, not one buffered body.
+      expect(chunks.length).toBeGreaterThanOrEqual(2);
+      expect(concat(chunks)).toEqual(await postAudio({ text: TEXT, format }));
+    },
+  );
+
+  it('SSE through readSse gives the same audio', async () => {
+    const events = [];
+    for await (const event of readSse(postSpeech(server.http, TEXT, { format: 'pcm', transport: 'sse' })))
+      events.push(decodeAudioEvent(event));
+    const audio = concat(events.flatMap((e) => (e.type === 'audio_chunk' ? [e.audio] : [])));
+    expect(audio).toEqual(await postAudio({ text: TEXT, format: 'pcm' }));
+  });
+
+  it('rejects with the code of the server and the request id; the next call works', async () => {
+    const refused = collect(postSpeech(server.http, 'Hello.', { voice: 'xx_nobody', request_id: 'p-1' }));
+    await expect(refused).rejects.toBeInstanceOf(TtsRequestError);
+    await expect(refused).rejects.toMatchObject({ code: 'voice_not_found', requestId: 'p-1' });
+    expect((await collect(postSpeech(server.http, 'Hello.', { format: 'pcm' }))).length).toBeGreaterThan(0);
+  });
+
+  it('speaks phonemes as the text they came from', async () => {
+    const res = await fetch(`${server.http}/v1/phonemize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'Hello there.' }),
+    });
+    const { phonemes } = (await res.json()) as { phonemes: string };
+    const spoken = await collect(postSpeech(server.http, { phonemes }, { format: 'pcm' }));
+    expect(concat(spoken)).toEqual(await postAudio({ text: 'Hello there.', format: 'pcm' }));
+  });
+
+  it('takes an injected fetch, extra headers and a base URL with a trailing slash', async () => {
+    const seen: { url: string; headers: Record<string, string> }[] = [];
+    const spy: typeof fetch = (input, init) => {
+      seen.push({ url: String(input), headers: init!.headers as Record<string, string> });
+      return fetch(input, init);
+    };
+    const init = { fetch: spy, headers: { 'x-trace': 't1' } };
+    await collect(postSpeech(`${server.http}/`, 'Hi.', { format: 'pcm' }, init));
+    expect(seen).toEqual([
+      { url: `${server.http}/invocations`, headers: { 'content-type': 'application/json', 'x-trace': 't1' } },
+    ]);
+  });
+
+  it('stopping early leaves nothing pending: the server takes the next request at once', async () => {
+    for await (const chunk of postSpeech(server.http, TEXT.repeat(4), { format: 'pcm' })) {
+      expect(chunk.byteLength).toBeGreaterThan(0);
+      break;
+    }
+    expect(concat(await collect(postSpeech(server.http, 'Next.', { format: 'pcm' })))).toEqual(
+      await postAudio({ text: 'Next.', format: 'pcm' }),
+    );
+  });
 });
 
 describe('TtsSession frame handling (a scripted socket)', () => {

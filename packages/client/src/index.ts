@@ -1,7 +1,8 @@
 /**
  * What client authors import (`kokoro-stream-client`): the WebSocket session client, the
- * streaming sentence chunker for LLM output, the wire contract (request options, control frames and
- * the rule that tells them from audio, formats, error codes), the SSE reader and the queue they share.
+ * streaming sentence chunker for LLM output, the streaming POST, the wire contract (request options,
+ * control frames and the rule that tells them from audio, formats, error codes), the SSE reader and
+ * the queue they share.
  * Nothing here loads server code (Fastify, onnxruntime-node, worker threads, espeak-ng), the AWS SDK
  * or a Node built-in, so it runs in browsers as well as in Node. The SageMaker transports are a
  * subpath of their own, `kokoro-stream-client/sagemaker`.
@@ -47,6 +48,7 @@ export {
   type WebSocketConstructor,
   type WebSocketLike,
 } from './session.ts';
+export { postSpeech, type PostSpeechInit } from './post.ts';
 export { AsyncQueue } from './async-queue.ts';
 export {
   SseParser,

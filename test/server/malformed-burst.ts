@@ -1,7 +1,7 @@
 /**
  * A burst of malformed WebSocket input against a running server, and its resident memory before
- * and after: for the memory test (test/server/attacks.test.ts) and `npm run bench:memory`. The
- * server must allow messages of at most 1 MiB (`WS_MAX_MESSAGE_BYTES=1048576`).
+ * and after, for the memory test (attacks.test.ts; the figures that decided the fixes are in
+ * docs/experiments.md). The server must allow messages of at most 1 MiB (`WS_MAX_MESSAGE_BYTES=1048576`).
  */
 import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
@@ -9,20 +9,20 @@ import WebSocket from 'ws';
 const MB = 1024 * 1024;
 
 /** A process's resident memory, in MB. */
-export function rssMb(pid: number): number {
+function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
 }
 
 /** A process's CPU time so far (user and system), in seconds. */
-export function cpuSeconds(pid: number): number {
+function cpuSeconds(pid: number): number {
   // Fields after the command name, which is in parentheses and may hold spaces.
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
 }
 
 /** One session: `parts` as one message (fin on the last), until its answer, an error or a close. */
-export function oneCase(ws: string, parts: readonly Buffer[]): Promise<void> {
+function oneCase(ws: string, parts: readonly Buffer[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(ws);
     const timer = setTimeout(() => reject(new Error('no answer')), 60_000).unref();
@@ -43,7 +43,7 @@ export function oneCase(ws: string, parts: readonly Buffer[]): Promise<void> {
 }
 
 /** Text no language reads: combining marks, Han, emoji, arrows and letters, seeded. */
-export function garbage(length: number, seed: number): string {
+function garbage(length: number, seed: number): string {
   let state = seed;
   const next = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
   const ranges = [0x300, 0x4e00, 0x1f600, 0x2190, 0x61];
