@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { malformedBurst } from './malformed-burst.ts';
 import { startServerProcess, type ServerProcess } from '../../scripts/lib/server-process.ts';
-import { STANDIN_MODEL_DIR, TestClient, startServer, type TestServer } from './harness.ts';
+import { STANDIN_MODEL_DIR, TestClient, requestsOf, startServer, type TestServer } from './harness.ts';
 
 /** One server for every attack below that needs no settings of its own. */
 let server: TestServer;
@@ -90,6 +90,39 @@ describe('clients that go away', () => {
     expect(await errorsCounted('internal_error')).toBe(internal);
     expect((await fetch(`${server.http}/ping`)).status).toBe(200);
   });
+});
+
+describe('a WebSocket client that stops reading', () => {
+  it('holds at most about a megabyte for it: synthesis waits, and goes on when it reads again', async () => {
+    const engine = server.engine!;
+    // About 8 MB of PCM each, more than the socket buffers between the two hold.
+    const long = Array.from({ length: 100 }, (_, i) => `Sentence ${i + 1} takes a while.`).join(' ');
+    const client = await TestClient.open(server.ws);
+    for (let i = 0; i < 3; i++) client.send({ text: long, format: 'pcm', request_id: `long-${i}` });
+    await client.until((c) => c.frames.some((f) => f.kind === 'audio'), 'first audio');
+    const raw = (client.socket as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    raw.pause();
+    // The engine comes to rest before the three answers are done: nothing more is computed.
+    const quiet = async () => {
+      const before = engine.load().completed;
+      await new Promise((r) => setTimeout(r, 500));
+      const load = engine.load();
+      return load.completed === before && load.busy + load.queued + load.ahead === 0;
+    };
+    await expect.poll(quiet, { timeout: 30_000, interval: 0 }).toBe(true);
+    const [session] = [...server.app.websocketServer.clients];
+    expect(session!.bufferedAmount).toBeLessThan(2 * 1024 * 1024);
+    expect(client.controls('synthesis_complete')).toHaveLength(0);
+    raw.resume();
+    await client.untilControls('synthesis_complete', 3);
+    const requests = requestsOf(client.frames);
+    expect(requests.map((r) => r.id)).toEqual(['long-0', 'long-1', 'long-2']);
+    // Every byte came: 100 sentences each, of the same length whichever request.
+    const sizes = requests.map((r) => r.audio.reduce((n, b) => n + b.length, 0));
+    expect(new Set(sizes).size).toBe(1);
+    expect(sizes[0]).toBeGreaterThan(8_000_000);
+    client.close();
+  }, 60_000);
 });
 
 describe('HTTP pipelining without reading', () => {
@@ -322,7 +355,7 @@ describe('one server process, flooded and then left with lingering clients at SI
     // An idle session that never reads.
     const idle = await TestClient.open(server.ws);
     stopReading(idle);
-    // A session with queued requests, about 12 MB of PCM each: more than the socket buffers hold,
+    // A session with queued requests, about 8 MB of PCM each: more than the socket buffers hold,
     // so the server blocks on writing once it stops reading.
     const long = Array.from({ length: 100 }, (_, i) => `Sentence ${i + 1} takes a while.`).join(' ');
     const client = await TestClient.open(server.ws);
