@@ -77,6 +77,17 @@ describe('all 54 voices speak their own language', () => {
     expect(metrics).toContain('tts_unknown_phonemes_total');
     expect(metrics.match(/^tts_unknown_phonemes_total\{.*$/gm) ?? []).toEqual([]);
   });
+
+  it('(the control: a symbol outside it is dropped, the sentence spoken, and the drop counted)', async () => {
+    // The Mandarin front end passes "#" through: Kokoro has no such phoneme.
+    const { status, bytes } = await post({ text: '火车#出发。', voice: 'zf_xiaobei' });
+    expect(status).toBe(200);
+    expect(bytes.length).toBeGreaterThan(0);
+    // /metrics renders at most once a second: ask until the count is in.
+    const counted = async () =>
+      (await (await fetch(`${server.http}/metrics`)).text()).match(/^tts_unknown_phonemes_total\{.*$/gm);
+    await expect.poll(counted, { timeout: 5_000 }).toEqual(['tts_unknown_phonemes_total{language="z"} 1']);
+  });
 });
 
 describe('lang', () => {
