@@ -39,9 +39,9 @@ export function engineOptions(config: Config): EngineOptions {
 }
 
 export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
   constructor(readonly problems: readonly string[]) {
     super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
-    this.name = 'ConfigError';
   }
 }
 

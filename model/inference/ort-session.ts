@@ -51,12 +51,12 @@ export interface ModelInput {
 const ECHO_OUTPUTS = { ids: 'echo_input_ids', style: 'echo_style', speed: 'echo_speed' } as const;
 
 export class ModelContractError extends Error {
-  override name = 'ModelContractError';
+  override readonly name = 'ModelContractError';
 }
 
 /** Thrown when `KOKORO_DEVICE=cuda` and the CUDA provider cannot be used. */
 export class ProviderError extends Error {
-  override name = 'ProviderError';
+  override readonly name = 'ProviderError';
 }
 
 export interface ProviderPlan {

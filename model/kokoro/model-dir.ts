@@ -14,7 +14,7 @@ import { DTYPE_FILES, type Dtype } from './constants.ts';
 import { kokoroJsVoiceDir } from './voices.ts';
 
 export class ModelDirError extends Error {
-  override name = 'ModelDirError';
+  override readonly name = 'ModelDirError';
 }
 
 export interface ModelFiles {

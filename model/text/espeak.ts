@@ -28,7 +28,7 @@ interface EspeakWorker {
 const IPA = 1;
 
 export class EspeakError extends Error {
-  override name = 'EspeakError';
+  override readonly name = 'EspeakError';
 }
 
 let loading: Promise<Espeak> | undefined;

@@ -73,12 +73,12 @@ const RETRYABLE_CLOSES = new Set([1013, 1001]);
 
 /** A failed attempt to open a session, and whether another attempt may succeed. */
 class ConnectError extends Error {
+  override readonly name = 'ConnectError';
   constructor(
     message: string,
     readonly retryable: boolean,
   ) {
     super(message);
-    this.name = 'ConnectError';
   }
 }
 /** The code reported when the connection ended without a close frame (RFC 6455). */
