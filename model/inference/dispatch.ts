@@ -11,9 +11,10 @@
  *    finishing earlier work (the last call of a cancelled request, which cannot be interrupted),
  *    the sentence waits for it when that and the solo run end sooner than a pool session would, by
  *    the cost estimates, and never longer than the solo session gains.
- * 3. Look-ahead runs only on a worker no next-needed sentence waits for, and never beside a solo
- *    run, whose cores it would take: a request's look-ahead starts once its first audio is out,
- *    seconds before its listener needs the next sentence.
+ * 3. Look-ahead runs only on a worker no next-needed sentence waits for, never beside a solo run
+ *    (whose cores it would take), and not before its request's first sentence is done: until then
+ *    it could only delay that first audio, on cores or a GPU shared with it. Once it is out, the
+ *    listener has that sentence's seconds of audio to play while the next is computed.
  *
  * Fairness across the contexts of one session (several requests of one client) is a rule of this
  * module too, when it comes.
@@ -30,6 +31,8 @@ export interface WaitingJob {
   readonly queuedAt: number;
   /** Characters of its text: what cost estimates scale with. */
   readonly chars: number;
+  /** Its request's first sentence is done (its first audio exists). */
+  readonly afterFirst: boolean;
 }
 
 export interface WorkerState {
@@ -115,7 +118,8 @@ export function decide(pool: PoolSnapshot, costs: CostModel, settings: PolicySet
   const everyCore = soloDecision(pool, needed, costs, settings);
   if (everyCore) return everyCore;
   const soloRunning = pool.workers.some((w) => w.running?.solo);
-  const order = soloRunning ? needed : [...needed, ...pool.waiting.filter((job) => !job.needed)];
+  const ahead = soloRunning ? [] : pool.waiting.filter((job) => !job.needed && job.afterFirst);
+  const order = [...needed, ...ahead];
   return {
     start: order.slice(0, free.length).map((job, k) => ({ job: job.id, worker: free[k]!, solo: false })),
   };

@@ -108,7 +108,8 @@ export class WorkerPool {
   readonly #waiting: Job[] = [];
   /** By worker index. */
   readonly #running: (Job | undefined)[] = [];
-  readonly #open = new Set<number>();
+  /** Open requests, and whether each one's first sentence is done. */
+  readonly #open = new Map<number, { firstDone: boolean }>();
   #nextJob = 1;
   #nextRequest = 1;
   #completed = 0;
@@ -161,7 +162,7 @@ export class WorkerPool {
   /** Opens a request: the policy counts it as open until it is closed. */
   open(): PoolRequest {
     const request = this.#nextRequest++;
-    this.#open.add(request);
+    this.#open.set(request, { firstDone: false });
     let submitted = 0;
     let closed = false;
     return {
@@ -274,6 +275,7 @@ export class WorkerPool {
         needed: job.needed,
         queuedAt: job.queuedAt,
         chars: job.message.text.length,
+        afterFirst: this.#open.get(job.request)?.firstDone ?? true,
       })),
       workers,
       openRequests: this.#open.size,
@@ -372,6 +374,8 @@ export class WorkerPool {
   #settle(job: Job, err: Error | undefined, stats?: { frontEndMs: number; pieces: number }): void {
     if (job.settled) return;
     job.settled = true;
+    const open = this.#open.get(job.request);
+    if (open) open.firstDone = true;
     if (err) job.reject(err);
     else job.resolve(stats!);
   }

@@ -25,10 +25,13 @@ const needed = (id: number, request: number, chars = 30, queuedAt = 0): WaitingJ
   needed: true,
   queuedAt,
   chars,
+  afterFirst: false,
 });
-const ahead = (id: number, request: number, chars = 30): WaitingJob => ({
+/** Look-ahead of a request whose first sentence is done (`afterFirst`), unless said otherwise. */
+const ahead = (id: number, request: number, chars = 30, afterFirst = true): WaitingJob => ({
   ...needed(id, request, chars),
   needed: false,
+  afterFirst,
 });
 const idle = (hasSolo = false): WorkerState => ({ ready: true, hasSolo });
 const busy = (startedAt: number, chars = 30, solo = false, hasSolo = false): WorkerState => ({
@@ -62,14 +65,9 @@ describe('dispatch policy', () => {
       { start: [{ job: 1, worker: 0, solo: true }] },
     ],
     [
-      'a sentence cheaper than soloMinMs stays on a pool session, its look-ahead beside it',
-      pool([needed(1, 1, 3), ahead(2, 1)], [idle(true), idle()], 1),
-      {
-        start: [
-          { job: 1, worker: 0, solo: false },
-          { job: 2, worker: 1, solo: false },
-        ],
-      },
+      'a sentence cheaper than soloMinMs stays on a pool session; its look-ahead waits for it',
+      pool([needed(1, 1, 3), ahead(2, 1, 30, false)], [idle(true), idle()], 1),
+      { start: [{ job: 1, worker: 0, solo: false }] },
     ],
     [
       'another request open: no solo session, even for a lone sentence',
@@ -87,14 +85,24 @@ describe('dispatch policy', () => {
       { start: [] },
     ],
     [
-      'without a solo session, a lone request’s look-ahead runs beside its first sentence',
-      pool([needed(1, 1), ahead(2, 1)], [idle(), idle()], 1),
+      'without a solo session too, a request’s look-ahead waits for its first sentence (it could only delay it)',
+      pool([needed(1, 1), ahead(2, 1, 30, false), ahead(3, 1, 30, false)], [idle(), idle()], 1),
+      { start: [{ job: 1, worker: 0, solo: false }] },
+    ],
+    [
+      'once its first sentence is done, a request’s look-ahead runs beside its next-needed sentence',
+      pool([needed(2, 1), ahead(3, 1)], [idle(), idle()], 1),
       {
         start: [
-          { job: 1, worker: 0, solo: false },
-          { job: 2, worker: 1, solo: false },
+          { job: 2, worker: 0, solo: false },
+          { job: 3, worker: 1, solo: false },
         ],
       },
+    ],
+    [
+      'another request’s first sentence does not hold this one’s look-ahead',
+      pool([ahead(3, 1), ahead(7, 2, 30, false)], [busy(0), idle()], 2, 10),
+      { start: [{ job: 3, worker: 1, solo: false }] },
     ],
     [
       'a worker still finishing a cut request’s call for 40 ms: the lone sentence waits for every core',
