@@ -1,5 +1,5 @@
 /** Decoding audio with the real ffmpeg/ffprobe (Debian's), for format tests. */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 
 /**
  * Whether ffmpeg and ffprobe run here. Tests that decode with them are skipped without them, and
@@ -14,17 +14,32 @@ export const FFMPEG = (() => {
   };
 })();
 
-export { decode, type Decoded } from '../../scripts/lib/audio-decode.ts';
+export { decode, decodeAsync, type Decoded } from '../../scripts/lib/audio-decode.ts';
+
+type Probed = { codec_name?: string; sample_rate?: string; channels?: number };
 
 /** ffprobe's view of the first audio stream. */
-export function probe(bytes: Uint8Array): { codec_name?: string; sample_rate?: string; channels?: number } {
-  const res = spawnSync(
-    'ffprobe',
-    ['-v', 'error', '-show_entries', 'stream=codec_name,sample_rate,channels', '-of', 'json', 'pipe:0'],
-    { input: bytes },
-  );
-  const parsed = JSON.parse(res.stdout.toString() || '{}') as { streams?: Record<string, unknown>[] };
-  return (parsed.streams?.[0] ?? {}) as { codec_name?: string; sample_rate?: string; channels?: number };
+export function probe(bytes: Uint8Array): Promise<Probed> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('ffprobe', [
+      '-v',
+      'error',
+      '-show_entries',
+      'stream=codec_name,sample_rate,channels',
+      '-of',
+      'json',
+      'pipe:0',
+    ]);
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.on('error', reject);
+    child.on('close', () => {
+      const parsed = JSON.parse(stdout || '{}') as { streams?: Record<string, unknown>[] };
+      resolve((parsed.streams?.[0] ?? {}) as Probed);
+    });
+    child.stdin.on('error', () => {}); // ffprobe may stop reading once it knows
+    child.stdin.end(bytes);
+  });
 }
 
 /** The codec name ffprobe reports for each of our formats. */
