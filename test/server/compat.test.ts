@@ -3,14 +3,11 @@
  * in HTTP error bodies, the SSE voice echo, the figures of a complete file as headers, and JSON
  * bodies whatever their Content-Type.
  */
-import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { readSse } from 'kokoro-stream-client';
-import { MESSAGE_TOKENS } from '../../protocol/errors.ts';
-import { toErrorBody, toHttpErrorBody, ttsError } from '../../dist/server/errors.js';
 import { TestClient, startServer, type TestServer } from './harness.ts';
 
 interface Answer {
@@ -124,43 +121,6 @@ describe('refusal tokens in error messages', () => {
       code: 'request_stale',
       message: expect.stringMatching(/^request_stale: the request is/),
     });
-  });
-
-  it('an inference-queue refusal is busy with queue_saturated; a message with a token keeps it; other codes get none', () => {
-    const full = toHttpErrorBody(
-      ttsError(
-        'TTS_ERR_BUSY',
-        'The server is at capacity: the inference queue is full (4 sentences waiting); retry shortly',
-      ),
-    );
-    expect(full).toEqual({
-      status: 503,
-      body: {
-        type: 'error',
-        code: 'busy',
-        error: 'busy',
-        message:
-          'queue_saturated: the server is at capacity: the inference queue is full (4 sentences waiting); retry shortly',
-      },
-    });
-    expect(toErrorBody(ttsError('TTS_ERR_BUSY', 'queue_full: no room')).body.message).toBe(
-      'queue_full: no room',
-    );
-    const option = toErrorBody(ttsError('TTS_ERR_INVALID_OPTION', 'speed should be a number'));
-    expect(option.body.message).toBe('speed should be a number');
-  });
-
-  it('docs/protocol.md lists the tokens of each code', () => {
-    const doc = readFileSync(new URL('../../docs/protocol.md', import.meta.url), 'utf8');
-    const lines = doc.slice(doc.search(/^### Message tokens$/m)).split('\n');
-    const start = lines.findIndex((l) => l.startsWith('|')) + 2; // past the header and its rule
-    const end = lines.findIndex((l, i) => i >= start && !l.startsWith('|'));
-    const ticked = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
-    const documented = lines.slice(start, end).map((row) => {
-      const [code, tokens] = row.slice(1, -1).split(' | ');
-      return [ticked(code!)[0], ticked(tokens!)];
-    });
-    expect(Object.fromEntries(documented)).toEqual(MESSAGE_TOKENS);
   });
 });
 
