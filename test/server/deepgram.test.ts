@@ -2,13 +2,13 @@
  * Deepgram's protocol on /v1/speak, driven by a Python client that does exactly what Pipecat's
  * DeepgramSageMakerTTSService does (test/fixtures/pipecat_like_client.py, Debian's
  * python3-websockets), both on the path SageMaker connects to and through SageMaker's headers on
- * the default path. Plus the query errors, from a plain WebSocket client.
+ * the default path. The query's refusals, the voice it names and bad messages are tested
+ * in-process (test/app/deepgram.test.ts).
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { startServer, type TestServer } from './harness.ts';
 
 const run = promisify(execFile);
@@ -76,46 +76,4 @@ describe.skipIf(!HAVE_WEBSOCKETS)(`Pipecat's DeepgramSageMakerTTSService, unchan
       expect(report.mulaw_audio).toBeLessThan(16_000);
     });
   }
-});
-
-describe('/v1/speak query errors', () => {
-  /** Opens a session and returns the first message and the close code. */
-  function open(query: string): Promise<{ first: Record<string, unknown>; code: number }> {
-    return new Promise((resolve, reject) => {
-      const socket = new WebSocket(`${base()}/v1/speak?${query}`);
-      let first: Record<string, unknown> = {};
-      socket.on('message', (data) => {
-        first = JSON.parse(String(data)) as Record<string, unknown>;
-      });
-      socket.on('close', (code) => resolve({ first, code }));
-      socket.on('error', reject);
-    });
-  }
-
-  it('an unsupported encoding is named in a Warning, then the connection closes with 1008', async () => {
-    const { first, code } = await open('model=af_heart&encoding=opus');
-    expect(first).toMatchObject({ type: 'Warning', code: 'invalid_option' });
-    expect(first.description).toMatch(/encoding "opus" is not supported; use linear16 or mulaw/);
-    expect(code).toBe(1008);
-  });
-
-  it('an unsupported sample rate likewise', async () => {
-    const { first, code } = await open('encoding=mulaw&sample_rate=44100');
-    expect(first.description).toMatch(/sample_rate "44100" is not supported for mulaw; use one of 8000/);
-    expect(code).toBe(1008);
-  });
-
-  it('a Kokoro voice or blend as the model speaks with it, without a Warning', async () => {
-    const socket = new WebSocket(`${base()}/v1/speak?model=${encodeURIComponent('af_bella+af_sky')}`);
-    const first = await new Promise<Record<string, unknown>>((resolve) =>
-      socket.once('message', (data) => resolve(JSON.parse(String(data)) as Record<string, unknown>)),
-    );
-    expect(first).toMatchObject({ type: 'Metadata', model_name: 'af_bella+af_sky' });
-    socket.send(JSON.stringify({ type: 'Flush' }));
-    const next = await new Promise<Record<string, unknown>>((resolve) =>
-      socket.once('message', (data) => resolve(JSON.parse(String(data)) as Record<string, unknown>)),
-    );
-    expect(next).toEqual({ type: 'Flushed', sequence_id: 0 });
-    socket.close();
-  });
 });
