@@ -1,7 +1,7 @@
 /**
  * Behaviour under load and faults: fair scheduling (by ordering, not timing), bounded queues,
- * worker failures, metrics and the session limit. Auth and CORS are tested in-process
- * (test/app/security.test.ts).
+ * worker failures and metrics. The session limit, auth and CORS are tested in-process
+ * (test/app/admission.test.ts, test/app/security.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestClient, requestsOf, startServer, type TestServer } from './harness.ts';
@@ -146,22 +146,5 @@ describe('GET /metrics', () => {
       expect(text).toMatch(pattern);
     }
     client.close();
-  });
-});
-
-describe('limits and security options', () => {
-  it('closes sessions past MAX_SESSIONS with 1013', async () => {
-    const server = await startServer({ MAX_SESSIONS: '2' });
-    try {
-      const a = await TestClient.open(server.ws);
-      const b = await TestClient.open(server.ws);
-      const c = await TestClient.open(server.ws);
-      await c.until((x) => x.closeCode !== undefined, 'close');
-      expect(c.closeCode).toBe(1013);
-      a.close();
-      b.close();
-    } finally {
-      await server.close();
-    }
   });
 });
