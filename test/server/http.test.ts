@@ -1,12 +1,15 @@
 /**
- * POST /invocations and /ping against the real server: the audio streamed and whole, its formats,
- * speeds and voices, /ping answered while a synthesis runs, and a client that goes away stopping
- * the work done for it. Parsing, validation and error bodies are tested in-process
- * (test/app/invocations.test.ts, test/app/errors.test.ts).
+ * The HTTP routes against the real server: POST /invocations' audio streamed and whole, its
+ * formats, speeds and voices, a phoneme string spoken as it is, what POST /v1/phonemize makes of a
+ * text with the real front end, /ping answered while a synthesis runs, and a client that goes away
+ * stopping the work done for it. Parsing, validation and error bodies are tested in-process
+ * (test/app/).
  */
+import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestClient, startServer, type TestServer } from './harness.ts';
+import { STANDIN_MODEL_DIR, TestClient, startServer, type TestServer } from './harness.ts';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -187,5 +190,55 @@ describe('a client that goes away', () => {
     // It stopped rather than finished: only the sentences in flight at the disconnect completed.
     expect(server.engine!.load().completed - before).toBeLessThan(5);
     expect((await post('/invocations', 'Next.', 'text/plain')).status).toBe(200);
+  });
+});
+
+describe('phonemes', () => {
+  const vocab = (
+    JSON.parse(readFileSync(join(STANDIN_MODEL_DIR, 'config.json'), 'utf8')) as {
+      vocab: Record<string, number>;
+    }
+  ).vocab;
+  const phonemize = async (body: unknown) => {
+    const res = await post('/v1/phonemize', json(body), 'application/json');
+    expect(res.status).toBe(200);
+    return JSON.parse(res.body.toString()) as {
+      phonemes: string;
+      tokens: number[];
+      front_end: string;
+      lang: string;
+    };
+  };
+
+  it("POST /v1/phonemize gives misaki's phonemes for English, their ids and the front end", async () => {
+    expect(await phonemize({ text: 'The butter is better than the water.', lang: 'a' })).toEqual({
+      phonemes: 'ðə bˈʌTəɹ ɪz bˈɛTəɹ ðən ðə wˈɔTəɹ.',
+      tokens: [...'ðə bˈʌTəɹ ɪz bˈɛTəɹ ðən ðə wˈɔTəɹ.'].map((c) => vocab[c]),
+      front_end: 'misaki',
+      lang: 'a',
+    });
+  });
+
+  it('POST /v1/phonemize reads British English, another language by its tag, and the default voice’s language by default', async () => {
+    expect(await phonemize({ text: 'Hello, world.', lang: 'en-gb' })).toMatchObject({
+      phonemes: 'həlˈQ, wˈɜːld.',
+      lang: 'b',
+    });
+    expect(await phonemize({ text: 'Hola, mundo.', lang: 'es' })).toMatchObject({
+      front_end: 'espeak-ng',
+      lang: 'e',
+    });
+    expect((await phonemize({ text: 'Hello.' })).lang).toBe('a');
+  });
+
+  it('POST /invocations speaks a phoneme string as it is', async () => {
+    const res = await post(
+      '/invocations',
+      json({ phonemes: 'həlˈO wˈɜɹld. ɡˈʊd mˈɔɹnɪŋ!' }),
+      'application/json',
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.subarray(0, 4).toString('latin1')).toBe('RIFF');
+    expect(res.body.length).toBeGreaterThan(44 + 1000);
   });
 });
