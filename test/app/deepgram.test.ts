@@ -37,6 +37,11 @@ describe('/v1/speak query errors: a Warning naming the problem, then 1008', () =
       { type: 'Warning', code: 'invalid_option', description: expect.any(String) },
     ]);
     expect(String(client.controls()[0]!.description)).toMatch(description);
+    // The next connection is served.
+    const next = await speak('model=af_heart');
+    next.send({ type: 'Flush' });
+    await next.untilControls('Flushed', 1);
+    next.close();
   });
 
   it('while the model loads: a Warning, then 1013', async () => {
