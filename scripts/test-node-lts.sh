@@ -24,10 +24,11 @@ if [ ! -x "$node" ]; then
 fi
 echo "test-node-lts: node $("$node" --version) (the machine's: $(node --version))"
 if [ "$#" -eq 0 ]; then
-  # The contract (HTTP, WebSocket, OpenAI), the process as the image runs it (signals, logs, every
-  # module loaded), the container's entrypoint, every language's front end, telemetry, and every
-  # audio format at every rate (Node 26 refused to transfer a pooled Buffer that 20 let through).
-  set -- test/server/http.test.ts test/server/ws.test.ts test/server/openai.test.ts \
+  # The contract (HTTP, WebSocket, OpenAI; its refusals in-process in test/app), the process as the
+  # image runs it (signals, logs, every module loaded), the container's entrypoint, every language's
+  # front end, telemetry, and every audio format at every rate (Node 26 refused to transfer a
+  # pooled Buffer that 20 let through).
+  set -- test/app test/server/http.test.ts test/server/ws.test.ts test/server/openai.test.ts \
     test/server/process.test.ts test/server/container.test.ts test/server/languages.test.ts \
     test/server/telemetry.test.ts test/server/formats.test.ts test/server/attacks.test.ts
 fi

@@ -16,14 +16,16 @@ describe('GET /ping', () => {
     expect(cold.json()).toEqual({ status: 'starting' });
     const ready = await inProcessApp();
     try {
-      const warm = await ready.app.inject({ method: 'POST', url: '/ping' });
-      expect(warm.statusCode).toBe(200);
-      expect(warm.json()).toMatchObject({
-        status: 'healthy',
-        provider: 'cpu',
-        workers: 1,
-        formats: ['pcm', 'wav'],
-      });
+      for (const method of ['GET', 'POST'] as const) {
+        const warm = await ready.app.inject({ method, url: '/ping' });
+        expect(warm.statusCode).toBe(200);
+        expect(warm.json()).toMatchObject({
+          status: 'healthy',
+          provider: 'cpu',
+          workers: 1,
+          formats: ['pcm', 'wav'],
+        });
+      }
     } finally {
       await ready.close();
     }

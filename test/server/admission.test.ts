@@ -1,71 +1,12 @@
 /**
- * Admission at the planned per-instance limits: a server with MAX_HTTP_STREAMS streams in flight
- * refuses the next POST at once with 503 `busy` and `Retry-After` (on both POST routes), one with
- * MAX_SESSIONS sessions open closes the next with 1013; and the client toolkit retries such a
- * refusal with backoff, and gives up when told to.
+ * The client toolkit against a server at its MAX_SESSIONS: a session over the limit is closed with
+ * 1013, and the toolkit retries such a refusal with backoff, and gives up when told to. The
+ * server's own admission (MAX_HTTP_STREAMS, MAX_SESSIONS, a session's queue) is tested in-process
+ * (test/app/admission.test.ts).
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TtsSession } from 'kokoro-stream-client';
 import { startServer, type TestServer } from './harness.ts';
-
-const LONG = Array.from({ length: 40 }, (_, i) => `This is sentence ${i + 1} of a long answer.`).join(' ');
-
-describe('MAX_HTTP_STREAMS', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startServer({ MAX_HTTP_STREAMS: '1' });
-  });
-  afterAll(() => server.close());
-
-  /** A POST whose answer has begun and is not read: a stream in flight until it is destroyed. */
-  async function heldStream(): Promise<IncomingMessage> {
-    const post = httpRequest(`${server.http}/invocations`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-    });
-    post.on('error', () => {});
-    post.end(JSON.stringify({ text: LONG, format: 'pcm' }));
-    const response = await new Promise<IncomingMessage>((resolve) => post.once('response', resolve));
-    response.pause();
-    return response;
-  }
-
-  it('refuses the next stream at once with 503 busy and Retry-After, on both routes, then serves again', async () => {
-    const held = await heldStream();
-    expect(held.statusCode).toBe(200);
-
-    const refused = await fetch(`${server.http}/invocations`, { method: 'POST', body: 'Hello.' });
-    expect(refused.status).toBe(503);
-    expect(refused.headers.get('retry-after')).toBe('1');
-    expect(await refused.json()).toMatchObject({
-      code: 'busy',
-      message: expect.stringMatching(/MAX_HTTP_STREAMS/),
-    });
-
-    const openai = await fetch(`${server.http}/v1/audio/speech`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'kokoro', input: 'Hello.', voice: 'alloy' }),
-    });
-    expect(openai.status).toBe(503);
-    expect(openai.headers.get('retry-after')).toBe('1');
-    expect(((await openai.json()) as { error: { code: string; type: string } }).error).toMatchObject({
-      code: 'busy',
-      type: 'server_error',
-    });
-
-    held.destroy();
-    await expect
-      .poll(
-        async () => (await fetch(`${server.http}/invocations`, { method: 'POST', body: 'Hello.' })).status,
-        {
-          timeout: 10_000,
-        },
-      )
-      .toBe(200);
-  });
-});
 
 describe('MAX_SESSIONS and the client toolkit’s retries', () => {
   let server: TestServer;

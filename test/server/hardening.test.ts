@@ -1,9 +1,9 @@
 /**
  * Behaviour under load and faults: fair scheduling (by ordering, not timing), bounded queues,
- * worker failures, metrics, and the optional auth and CORS.
+ * worker failures and metrics. The session limit, auth and CORS are tested in-process
+ * (test/app/admission.test.ts, test/app/security.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { TestClient, requestsOf, startServer, type TestServer } from './harness.ts';
 
 const sentences = (n: number, prefix: string) =>
@@ -146,122 +146,5 @@ describe('GET /metrics', () => {
       expect(text).toMatch(pattern);
     }
     client.close();
-  });
-});
-
-describe('limits and security options', () => {
-  it('closes sessions past MAX_SESSIONS with 1013', async () => {
-    const server = await startServer({ MAX_SESSIONS: '2' });
-    try {
-      const a = await TestClient.open(server.ws);
-      const b = await TestClient.open(server.ws);
-      const c = await TestClient.open(server.ws);
-      await c.until((x) => x.closeCode !== undefined, 'close');
-      expect(c.closeCode).toBe(1013);
-      a.close();
-      b.close();
-    } finally {
-      await server.close();
-    }
-  });
-
-  it('with AUTH_TOKEN, requires the bearer token everywhere but /ping', async () => {
-    const server = await startServer({ AUTH_TOKEN: 's3cret' });
-    try {
-      expect((await fetch(`${server.http}/ping`)).status).toBe(200);
-      const denied = await fetch(`${server.http}/invocations`, {
-        method: 'POST',
-        headers: { 'content-type': 'text/plain' },
-        body: 'Hi.',
-      });
-      expect(denied.status).toBe(401);
-      expect(await denied.json()).toMatchObject({ code: 'unauthorized' });
-      const wrong = await fetch(`${server.http}/metrics`, { headers: { authorization: 'Bearer nope' } });
-      expect(wrong.status).toBe(401);
-      const allowed = await fetch(`${server.http}/invocations`, {
-        method: 'POST',
-        headers: { 'content-type': 'text/plain', authorization: 'Bearer s3cret' },
-        body: 'Hi.',
-      });
-      expect(allowed.status).toBe(200);
-      await allowed.arrayBuffer();
-      const status = await new Promise<number>((resolve) => {
-        const ws = new WebSocket(server.ws);
-        ws.on('unexpected-response', (req, res) => {
-          req.destroy(); // ws leaves the refused connection open otherwise
-          resolve(res.statusCode ?? 0);
-        });
-        ws.on('open', () => resolve(101));
-      });
-      expect(status).toBe(401);
-      const ok = new WebSocket(server.ws, { headers: { authorization: 'Bearer s3cret' } });
-      await new Promise((resolve, reject) => {
-        ok.on('open', resolve);
-        ok.on('error', reject);
-      });
-      ok.close();
-    } finally {
-      await server.close();
-    }
-  });
-
-  it('with AUTH_TOKEN, a browser’s WebSocket may carry the token as a bearer.<base64url> subprotocol, never echoed', async () => {
-    const server = await startServer({ AUTH_TOKEN: 'tok/en+with=chars' });
-    /** Opens the route offering these subprotocols: the selected one, or the refusal's status. */
-    const open = (protocols: string[]) =>
-      new Promise<{ status: number; protocol?: string; error?: string }>((resolve) => {
-        const ws = new WebSocket(server.ws, protocols);
-        ws.on('unexpected-response', (req, res) => {
-          req.destroy();
-          resolve({ status: res.statusCode ?? 0 });
-        });
-        ws.on('error', (err) => resolve({ status: 101, error: err.message }));
-        ws.on('open', () => {
-          resolve({ status: 101, protocol: ws.protocol });
-          ws.close();
-        });
-      });
-    const carried = (token: string) => `bearer.${Buffer.from(token).toString('base64url')}`;
-    try {
-      expect(await open(['kokoro-tts', carried('tok/en+with=chars')])).toEqual({
-        status: 101,
-        protocol: 'kokoro-tts',
-      });
-      expect(await open(['kokoro-tts', carried('wrong')])).toEqual({ status: 401 });
-      // Offered alone, it authenticates but is not selected: the handshake has no subprotocol to
-      // agree on, and the client (as a browser would) fails it rather than see the token echoed.
-      expect(await open([carried('tok/en+with=chars')])).toEqual({
-        status: 101,
-        error: 'Server sent no subprotocol',
-      });
-      // Only upgrades read it: a plain request with the header is refused.
-      const plain = await fetch(`${server.http}/metrics`, {
-        headers: { 'sec-websocket-protocol': carried('tok/en+with=chars') },
-      });
-      expect(plain.status).toBe(401);
-    } finally {
-      await server.close();
-    }
-  });
-
-  it('sends CORS headers only for configured origins, and answers preflights', async () => {
-    const plain = await startServer();
-    const cors = await startServer({ CORS_ORIGINS: 'https://app.example' });
-    try {
-      const none = await fetch(`${plain.http}/ping`, { headers: { origin: 'https://app.example' } });
-      expect(none.headers.get('access-control-allow-origin')).toBeNull();
-      const preflight = await fetch(`${cors.http}/invocations`, {
-        method: 'OPTIONS',
-        headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' },
-      });
-      expect(preflight.status).toBe(204);
-      expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example');
-      expect(preflight.headers.get('access-control-allow-methods')).toMatch(/POST/);
-      const other = await fetch(`${cors.http}/ping`, { headers: { origin: 'https://evil.example' } });
-      expect(other.headers.get('access-control-allow-origin')).toBeNull();
-    } finally {
-      await plain.close();
-      await cors.close();
-    }
   });
 });

@@ -1,13 +1,41 @@
+/**
+ * The WebSocket routes against the real server: the project's protocol (requests answered strictly
+ * in order with their audio, text and binary frames, close, fragments, pings, a client that goes
+ * away), and Deepgram's on /v1/speak driven by a Python client that does exactly what Pipecat's
+ * DeepgramSageMakerTTSService does (test/fixtures/pipecat_like_client.py, Debian's
+ * python3-websockets), both on the path SageMaker connects to and through SageMaker's headers on
+ * the default path. Bad input, admission and the Deepgram query are tested in-process (test/app/).
+ */
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestClient, requestsOf, startServer, type TestServer } from './harness.ts';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startServer({ WS_MAX_PENDING: '8', MAX_TEXT_CHARS: '4096' });
+  server = await startServer();
 });
 afterAll(() => server.close());
 
 const BYTES_PER_SECOND = 24_000 * 2;
+
+const run = promisify(execFile);
+const PYTHON = '/usr/bin/python3';
+const CLIENT = fileURLToPath(new URL('../fixtures/pipecat_like_client.py', import.meta.url));
+const HAVE_WEBSOCKETS = spawnSync(PYTHON, ['-c', 'import websockets']).status === 0;
+const NOTE = HAVE_WEBSOCKETS
+  ? ''
+  : ' (skipped: Debian python3 with python3-websockets not installed; sh scripts/test-deps.sh installs it)';
+
+const base = () => server.ws.replace(/\/invocations-bidirectional-stream$/, '');
+
+/** Runs the client (asynchronously: the server runs in this process) and returns its report. */
+async function runClient(...args: string[]): Promise<Record<string, unknown>> {
+  const { stdout, stderr } = await run(PYTHON, [CLIENT, base(), ...args], { timeout: 60_000 });
+  expect(stderr).toBe('');
+  return JSON.parse(stdout) as Record<string, unknown>;
+}
 
 describe('WS /invocations-bidirectional-stream', () => {
   it('answers several binary-frame requests strictly in order, each with start, audio and completion', async () => {
@@ -88,208 +116,6 @@ describe('WS /invocations-bidirectional-stream', () => {
   });
 });
 
-describe('WS bad input: an error frame, and the session lives on', () => {
-  const now = () => Date.now() / 1000;
-  const cases: {
-    name: string;
-    send: Buffer | string | Record<string, unknown>;
-    binary?: boolean;
-    code: string;
-    message: RegExp;
-    requestId?: string;
-  }[] = [
-    { name: 'broken JSON', send: '{"text": "unterminated', code: 'invalid_json', message: /not valid JSON/ },
-    {
-      name: 'JSON that is not an object after {',
-      send: '{}}',
-      code: 'invalid_json',
-      message: /not valid JSON/,
-    },
-    {
-      name: 'unknown type',
-      send: { type: 'dance', request_id: 'u1' },
-      code: 'unknown_type',
-      message: /Unknown message type "dance".*"synthesize".*"close"/,
-      requestId: 'u1',
-    },
-    {
-      name: 'non-string type',
-      send: { type: 7, text: 'x' },
-      code: 'unknown_type',
-      message: /Unknown message type 7/,
-    },
-    {
-      name: 'invalid UTF-8 in a binary frame',
-      send: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
-      code: 'invalid_utf8',
-      message: /not valid UTF-8/,
-    },
-    {
-      name: 'invalid UTF-8 in a text frame',
-      send: Buffer.from([0x48, 0xc3, 0x28]),
-      binary: false,
-      code: 'invalid_utf8',
-      message: /not valid UTF-8/,
-    },
-    {
-      name: 'missing text',
-      send: { voice: 'af_heart', request_id: 'm1' },
-      code: 'bad_request',
-      message: /has no text/,
-      requestId: 'm1',
-    },
-    {
-      name: 'text of the wrong type',
-      send: { text: 5, request_id: 't1' },
-      code: 'invalid_option',
-      message: /text should be a string; got number 5/,
-      requestId: 't1',
-    },
-    { name: 'empty text', send: { text: '   ' }, code: 'empty_text', message: /text is empty/ },
-    { name: 'whitespace-only plain text', send: '   \n ', code: 'empty_text', message: /text is empty/ },
-    {
-      name: 'text over the limit',
-      send: { text: 'a'.repeat(4097), request_id: 'long' },
-      code: 'text_too_long',
-      message: /4097 characters, over the limit of 4096/,
-      requestId: 'long',
-    },
-    {
-      name: 'unknown voice',
-      send: { text: 'Hi.', voice: 'xx_nobody' },
-      code: 'voice_not_found',
-      message: /Unknown voice "xx_nobody".*af_heart/,
-    },
-    {
-      name: 'voice in the wrong case',
-      send: { text: 'Hi.', voice: 'AF_HEART' },
-      code: 'voice_not_found',
-      message: /Unknown voice/,
-    },
-    {
-      name: 'path traversal as a voice',
-      send: { text: 'Hi.', voice: '../../etc/passwd' },
-      code: 'voice_not_found',
-      message: /Unknown voice/,
-    },
-    {
-      name: 'a language the server has no front end for',
-      send: { text: 'Hallo.', voice: 'af_heart', lang: 'de' },
-      code: 'language_unsupported',
-      message: /Unknown lang "de"; supported languages: American English.*Spanish/,
-    },
-    {
-      name: 'a blend with a bad weight',
-      send: { text: 'Hi.', voice: 'af_bella(0)+af_sky' },
-      code: 'invalid_option',
-      message: /positive finite number/,
-    },
-    {
-      name: 'a blend of nine voices',
-      send: { text: 'Hi.', voice: Array(9).fill('af_sky').join('+') },
-      code: 'invalid_option',
-      message: /at most 8 voices/,
-    },
-    {
-      name: 'speed too low',
-      send: { text: 'Hi.', speed: 0.3 },
-      code: 'invalid_option',
-      message: /speed should be a number from 0.5 to 2; got number 0.3/,
-    },
-    {
-      name: 'speed as a string',
-      send: { text: 'Hi.', speed: 'fast' },
-      code: 'invalid_option',
-      message: /speed should be a number.*the string "fast"/,
-    },
-    {
-      name: 'unsupported format',
-      send: { text: 'Hi.', format: 'ogg' },
-      code: 'invalid_option',
-      message: /format should be one of: pcm, wav/,
-    },
-    {
-      name: 'unsupported sample rate',
-      send: { text: 'Hi.', sample_rate: 11025 },
-      code: 'invalid_option',
-      message:
-        /sample_rate for pcm should be one of: 8000, 16000, 22050, 24000, 44100, 48000; got number 11025/,
-    },
-    {
-      name: 'stale request',
-      send: { text: 'Hi.', request_timestamp: now() - 120, request_id: 'old' },
-      code: 'request_stale',
-      message: /over the 56 s limit/,
-      requestId: 'old',
-    },
-    {
-      name: 'stale request in milliseconds',
-      send: { text: 'Hi.', request_timestamp: Date.now() - 120_000 },
-      code: 'request_stale',
-      message: /over the 56 s limit/,
-    },
-    {
-      name: 'timestamp of the wrong type',
-      send: { text: 'Hi.', request_timestamp: 'yesterday' },
-      code: 'invalid_option',
-      message: /request_timestamp should be epoch seconds/,
-    },
-  ];
-
-  for (const c of cases) {
-    it(`${c.name} → ${c.code}`, async () => {
-      const client = await TestClient.open(server.ws);
-      client.send(c.send as Record<string, unknown>, c.binary ?? true);
-      client.send({ text: 'Still here.', request_id: 'after' });
-      await client.untilControls('synthesis_complete', 1);
-      const [error] = client.controls('error');
-      expect(error).toMatchObject({ type: 'error', code: c.code });
-      expect(String(error!.message)).toMatch(c.message);
-      expect(error!.request_id).toBe(c.requestId);
-      expect(requestsOf(client.frames).map((r) => r.id)).toEqual(['after']);
-      expect(client.closeCode).toBeUndefined();
-      client.close();
-    });
-  }
-
-  it('accepts a timestamp from the future (clock skew) and one in milliseconds', async () => {
-    const client = await TestClient.open(server.ws);
-    client.send({ text: 'From the future.', request_timestamp: now() + 3600 });
-    client.send({ text: 'In milliseconds.', request_timestamp: Date.now() });
-    await client.untilControls('synthesis_complete', 2);
-    expect(client.controls('error')).toEqual([]);
-    client.close();
-  });
-
-  it('answers a 1 MiB message with an error frame, not a dropped connection', async () => {
-    const client = await TestClient.open(server.ws);
-    client.send({ text: 'b'.repeat(1024 * 1024) });
-    client.send({ text: 'Still here.' });
-    await client.untilControls('synthesis_complete', 1);
-    expect(client.controls('error')[0]).toMatchObject({ code: 'text_too_long' });
-    client.close();
-  });
-
-  it('gives busy errors past the pending cap and keeps every accepted message in order', async () => {
-    const client = await TestClient.open(server.ws);
-    for (let i = 0; i < 14; i++) client.send({ text: `Message number ${i}.`, request_id: `q${i}` });
-    await client.until(
-      (c) => c.controls('synthesis_complete').length + c.controls('error').length >= 14,
-      'all answers',
-    );
-    const busy = client.controls('error');
-    expect(busy.length).toBeGreaterThan(0);
-    for (const b of busy) expect(b).toMatchObject({ code: 'busy' });
-    const done = requestsOf(client.frames).map((r) => r.id);
-    expect(done.length + busy.length).toBe(14);
-    expect(done).toEqual([...done].sort((a, b) => Number(a.slice(1)) - Number(b.slice(1))));
-    expect(done[0]).toBe('q0');
-    client.send({ text: 'After the flood.', request_id: 'after' });
-    await client.until((c) => requestsOf(c.frames).some((r) => r.id === 'after' && r.complete), 'after');
-    client.close();
-  });
-});
-
 describe('a WS client that goes away', () => {
   it('stops the work done for it, queued messages included', async () => {
     const client = await TestClient.open(server.ws);
@@ -311,38 +137,46 @@ describe('a WS client that goes away', () => {
   });
 });
 
-describe('WS close and flood edge cases', () => {
-  it('never refuses {"type":"close"} as busy, and ignores everything after it', async () => {
-    const client = await TestClient.open(server.ws);
-    for (let i = 0; i < 20; i++) client.send({ text: `Flood ${i}.`, request_id: `f${i}` });
-    client.send({ type: 'close' });
-    for (let i = 0; i < 30; i++) client.send({ text: `After close ${i}.`, request_id: `late${i}` });
-    await client.until((c) => c.closeCode !== undefined, 'close');
-    expect(client.closeCode).toBe(1000);
-    const busy = client.controls('error');
-    // Every busy error names a message sent before the close; none answers a later one.
-    expect(busy.length).toBeGreaterThan(0);
-    for (const b of busy) {
-      expect(b).toMatchObject({ code: 'busy' });
-      expect(String(b.request_id)).toMatch(/^f\d+$/);
-    }
-    const done = requestsOf(client.frames).map((r) => r.id);
-    expect(done.length + busy.length).toBe(20);
-  });
-
-  it('refuses null as an option value instead of using the default', async () => {
-    const client = await TestClient.open(server.ws);
-    const fields = ['voice', 'speed', 'format', 'sample_rate'];
-    for (const field of fields)
-      client.send({ text: 'Null option.', [field]: null, request_id: `null-${field}` });
-    client.send({ text: 'Fine.', request_id: 'ok' });
-    await client.untilControls('synthesis_complete', 1);
-    const errors = client.controls('error');
-    expect(errors.map((e) => e.request_id)).toEqual(fields.map((f) => `null-${f}`));
-    for (const e of errors) {
-      expect(e.code).toBe('invalid_option');
-      expect(String(e.message)).toMatch(/got null/);
-    }
-    client.close();
-  });
+describe.skipIf(!HAVE_WEBSOCKETS)(`Pipecat's DeepgramSageMakerTTSService, unchanged${NOTE}`, () => {
+  for (const via of ['the v1/speak path', 'SageMaker’s invocation-path headers']) {
+    it(`speaks, flushes, clears and closes over ${via}`, async () => {
+      const report = await runClient(...(via.includes('headers') ? ['--via-headers'] : []));
+      expect(report.opening).toEqual([
+        {
+          type: 'Metadata',
+          request_id: expect.any(String),
+          model_name: 'af_heart',
+          model_version: 'kokoro-82m-v1.0',
+          model_uuid: expect.any(String),
+        },
+        {
+          type: 'Warning',
+          code: 'MODEL_NOT_FOUND',
+          description: expect.stringMatching(/aura-2-helena-en.*af_heart/),
+        },
+      ]);
+      // linear16 at 24 kHz: two bytes a sample, audio before each Flushed.
+      expect(report.first_audio).toBeGreaterThan(24_000);
+      expect((report.first_audio as number) % 2).toBe(0);
+      expect(report.first_controls).toEqual([{ type: 'Flushed', sequence_id: 0 }]);
+      // After Cleared, exactly the next response's audio: nothing from before the Clear.
+      expect(report.clear_controls).toEqual([{ type: 'Cleared', sequence_id: 0 }]);
+      expect(report.after_clear_audio).toBe(report.short_audio);
+      expect(report.after_clear_controls).toEqual([{ type: 'Flushed', sequence_id: 2 }]);
+      expect(report.empty_flush_audio).toBe(0);
+      expect(report.empty_flush_controls).toEqual([{ type: 'Flushed', sequence_id: 3 }]);
+      expect(report.unknown_controls).toEqual([
+        {
+          type: 'Warning',
+          code: 'unknown_type',
+          description: expect.stringMatching(/Speak, Flush, Clear or Close/),
+        },
+      ]);
+      expect(report.sequence).toEqual(['Flushed', 'Flushed', 'Cleared', 'Flushed', 'Flushed', 'Warning']);
+      expect(report.close_code).toBe(1000);
+      // mulaw at 8 kHz: one byte a sample, "Hello there." is well under a second.
+      expect(report.mulaw_audio).toBeGreaterThan(2_000);
+      expect(report.mulaw_audio).toBeLessThan(16_000);
+    });
+  }
 });

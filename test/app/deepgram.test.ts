@@ -1,0 +1,149 @@
+/**
+ * Deepgram's protocol on /v1/speak in-process: the query read at connection time (a voice or
+ * blend as `model`, another name falling back with a Warning, what cannot be served refused with a
+ * Warning and 1008), the same dialect reached through SageMaker's invocation-path headers, and bad
+ * messages answered with a Warning while the session lives on.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inProcessApp, type InProcessApp } from './in-process.ts';
+import { upgrade, type SessionClient } from './ws-client.ts';
+
+let running: InProcessApp;
+beforeAll(async () => {
+  running = await inProcessApp();
+});
+afterAll(() => running.close());
+
+async function speak(query: string, headers: Record<string, string> = {}, path = '/v1/speak') {
+  const handshake = await upgrade(running.app, `${path}${query ? `?${query}` : ''}`, headers);
+  expect(handshake.status).toBe(101);
+  return handshake.client!;
+}
+
+const metadata = (client: SessionClient) => client.controls()[0];
+
+describe('/v1/speak query errors: a Warning naming the problem, then 1008', () => {
+  it.each([
+    ['model=af_heart&encoding=opus', /^encoding "opus" is not supported; use linear16 or mulaw$/],
+    ['encoding=mulaw&sample_rate=44100', /^sample_rate "44100" is not supported for mulaw; use one of 8000/],
+    ['sample_rate=fast', /^sample_rate "fast" is not supported for linear16; use one of 8000, 16000/],
+    ['speed=3', /^speed "3" should be from 0.5 to 2$/],
+    ['speed=slow', /^speed "slow" should be from 0.5 to 2$/],
+  ])('%s', async (query, description) => {
+    const client = await speak(query);
+    expect(await client.closed()).toBe(1008);
+    expect(client.closeReason).toBe('invalid_option');
+    expect(client.controls()).toEqual([
+      { type: 'Warning', code: 'invalid_option', description: expect.any(String) },
+    ]);
+    expect(String(client.controls()[0]!.description)).toMatch(description);
+    // The next connection is served.
+    const next = await speak('model=af_heart');
+    next.send({ type: 'Flush' });
+    await next.untilControls('Flushed', 1);
+    next.close();
+  });
+
+  it('while the model loads: a Warning, then 1013', async () => {
+    const cold = await inProcessApp({}, { engine: false });
+    try {
+      const client = (await upgrade(cold.app, '/v1/speak?model=af_heart')).client!;
+      expect(await client.closed()).toBe(1013);
+      expect(client.controls()).toEqual([
+        {
+          type: 'Warning',
+          code: 'not_ready',
+          description: 'The model is still loading; retry when GET /ping answers 200',
+        },
+      ]);
+    } finally {
+      await cold.close();
+    }
+  });
+});
+
+describe('the voice', () => {
+  it('a Kokoro voice or blend as the model speaks with it, without a Warning', async () => {
+    const client = await speak(`model=${encodeURIComponent('af_bella+af_sky')}`);
+    await client.untilControls('Metadata', 1);
+    expect(metadata(client)).toMatchObject({
+      type: 'Metadata',
+      model_name: 'af_bella+af_sky',
+      model_version: 'kokoro-82m-v1.0',
+    });
+    client.send({ type: 'Flush' });
+    await client.untilControls('Flushed', 1);
+    expect(client.controls()).toEqual([metadata(client), { type: 'Flushed', sequence_id: 0 }]);
+    client.close();
+  });
+
+  it('another model name speaks with the default voice, after one Warning', async () => {
+    const client = await speak('model=aura-2-helena-en&encoding=mulaw&sample_rate=8000');
+    await client.untilControls('Warning', 1);
+    expect(client.controls()).toEqual([
+      {
+        type: 'Metadata',
+        request_id: expect.any(String),
+        model_name: 'af_heart',
+        model_version: 'kokoro-82m-v1.0',
+        model_uuid: expect.any(String),
+      },
+      {
+        type: 'Warning',
+        code: 'MODEL_NOT_FOUND',
+        description:
+          'model "aura-2-helena-en" is not a Kokoro voice; speaking with the default voice af_heart',
+      },
+    ]);
+    client.close();
+  });
+
+  it('SageMaker’s invocation-path and query-string headers on the default path choose the dialect', async () => {
+    const client = await speak(
+      '',
+      {
+        'x-amzn-sagemaker-model-invocation-path': 'v1/speak',
+        'x-amzn-sagemaker-model-query-string': 'model=bf_emma&encoding=linear16&sample_rate=24000',
+      },
+      '/invocations-bidirectional-stream',
+    );
+    await client.untilControls('Metadata', 1);
+    expect(metadata(client)).toMatchObject({ model_name: 'bf_emma' });
+    client.send({ type: 'Speak', text: 'Hello there.' });
+    client.send({ type: 'Flush' });
+    await client.untilControls('Flushed', 1);
+    // linear16: two bytes a sample; the in-process engine speaks 10 ms (240 samples) a character.
+    const audio = client.frames.filter((f) => f.kind === 'audio').reduce((n, f) => n + f.bytes.length, 0);
+    expect(audio).toBe('Hello there.'.length * 240 * 2);
+    expect(running.engine!.requests.at(-1)!.voice.key).toMatch(/^bf_emma/);
+    client.close();
+  });
+});
+
+describe('bad messages: a Warning, and the session lives on', () => {
+  it.each([
+    ['plain text', 'Hello there.', 'invalid_json', /^Send JSON messages such as \{"type": "Speak"/],
+    ['broken JSON', '{"type": "Speak"', 'invalid_json', /not valid JSON/],
+    [
+      'an unknown type',
+      '{"type": "Dance"}',
+      'unknown_type',
+      /^Unknown message type "Dance"; should be Speak, Flush, Clear or Close$/,
+    ],
+    ['no type', '{"text": "Hi."}', 'unknown_type', /^Unknown message type "undefined"/],
+    ['bytes that are not UTF-8', Buffer.from([0x7b, 0xff]), 'invalid_utf8', /not valid UTF-8/],
+  ])('%s', async (_name, message, code, description) => {
+    const client = await speak('model=af_heart');
+    client.send(message, false);
+    await client.untilControls('Warning', 1);
+    const [warning] = client.controls('Warning');
+    expect(warning).toEqual({ type: 'Warning', code, description: expect.any(String) });
+    expect(String(warning!.description)).toMatch(description);
+    client.send({ type: 'Speak', text: 'Still here.' });
+    client.send({ type: 'Flush' });
+    await client.untilControls('Flushed', 1);
+    expect(client.frames.some((f) => f.kind === 'audio')).toBe(true);
+    expect(client.closeCode).toBeUndefined();
+    client.close();
+  });
+});

@@ -1,0 +1,236 @@
+/**
+ * How a WebSocket message becomes one of the session's commands, in the project's own protocol
+ * (parseMessage) and in Deepgram's (parseDeepgramMessage), and what Deepgram's connection query
+ * may ask for (deepgramDialect).
+ */
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../dist/server/config.js';
+import { deepgramDialect, isDeepgramPath, parseDeepgramMessage } from '../../dist/server/deepgram.js';
+import { TtsError } from '../../dist/server/errors.js';
+import { parseJsonObject, parseMessage, type Command } from '../../dist/server/session-messages.js';
+import { fakeEngine } from '../app/fake-engine.ts';
+
+const bytes = (text: string) => Buffer.from(text);
+const INVALID_UTF8 = Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]);
+
+/** The error `run` throws. */
+function thrown(run: () => unknown): TtsError {
+  try {
+    run();
+  } catch (err) {
+    expect(err).toBeInstanceOf(TtsError);
+    return err as TtsError;
+  }
+  throw new Error('nothing was thrown');
+}
+
+describe('parseMessage', () => {
+  const commands = new Map<string, Command>([
+    ['Hello there.', { kind: 'request', fields: { text: 'Hello there.' } }],
+    ['  [laughs] Plain text.', { kind: 'request', fields: { text: '  [laughs] Plain text.' } }],
+    ['[1, 2]', { kind: 'request', fields: { text: '[1, 2]' } }],
+    ['{"text":"Hi."}', { kind: 'request', fields: { text: 'Hi.' } }],
+    [' \n{"text":"Hi.","voice":"af_sky"}', { kind: 'request', fields: { text: 'Hi.', voice: 'af_sky' } }],
+    ['{"type":"synthesize","text":"Hi."}', { kind: 'request', fields: { type: 'synthesize', text: 'Hi.' } }],
+    ['{"type":"Synthesize","text":"Hi."}', { kind: 'request', fields: { type: 'Synthesize', text: 'Hi.' } }],
+    ['{"voice":"af_sky"}', { kind: 'request', fields: { voice: 'af_sky' } }],
+    ['{"type":"close"}', { kind: 'close' }],
+    ['{"type":"Close","text":"ignored"}', { kind: 'close' }],
+    ['{"type":"append","text":"Hel"}', { kind: 'append', fields: { type: 'append', text: 'Hel' } }],
+    ['{"type":"FLUSH"}', { kind: 'flush', fields: { type: 'FLUSH' } }],
+    ['{"type":"cancel"}', { kind: 'cancel', requestId: undefined }],
+    ['{"type":"clear"}', { kind: 'cancel', requestId: undefined }],
+    ['{"type":"Interrupt","request_id":"r1"}', { kind: 'cancel', requestId: 'r1' }],
+  ]);
+  it.each([...commands])('%s', (message, command) => {
+    expect(parseMessage(bytes(message))).toEqual(command);
+  });
+
+  const refusals: [string, Buffer, string, RegExp, string | undefined][] = [
+    [
+      'invalid UTF-8',
+      INVALID_UTF8,
+      'invalid_utf8',
+      /^The message is not valid UTF-8 text; send UTF-8/,
+      undefined,
+    ],
+    [
+      'broken JSON',
+      bytes('{"text": "unterminated'),
+      'invalid_json',
+      /^The message starts with "\{" but is not valid JSON \(.+\); send a JSON object such as \{"text": "Hello"\}, or plain text that does not start with "\{"$/,
+      undefined,
+    ],
+    ['JSON and more', bytes('{}}'), 'invalid_json', /not valid JSON/, undefined],
+    [
+      'an unknown type',
+      bytes('{"type":"dance","request_id":"u1"}'),
+      'unknown_type',
+      /^Unknown message type "dance"; should be "synthesize" \(or no type\) for a text to speak, "append" and "flush" for text as it is written, "cancel" to stop, or "close" to end the session$/,
+      'u1',
+    ],
+    ['a numeric type', bytes('{"type":7}'), 'unknown_type', /^Unknown message type 7;/, undefined],
+    ['a null type', bytes('{"type":null}'), 'unknown_type', /^Unknown message type null;/, undefined],
+    [
+      'an object as type',
+      bytes('{"type":{"a":1}}'),
+      'unknown_type',
+      /^Unknown message type an object;/,
+      undefined,
+    ],
+    ['an array as type', bytes('{"type":[1]}'), 'unknown_type', /^Unknown message type an array;/, undefined],
+    [
+      'a long type, cut',
+      bytes(JSON.stringify({ type: 'x'.repeat(100) })),
+      'unknown_type',
+      /^Unknown message type "x{40}…";/,
+      undefined,
+    ],
+    [
+      'an unknown type with an unusable request id',
+      bytes(JSON.stringify({ type: 'dance', request_id: 'r'.repeat(129) })),
+      'unknown_type',
+      /dance/,
+      undefined,
+    ],
+    ...['""', '5', JSON.stringify('r'.repeat(129))].map(
+      (id): [string, Buffer, string, RegExp, string | undefined] => [
+        `a cancel with request_id ${id.slice(0, 8)}`,
+        bytes(`{"type":"cancel","request_id":${id}}`),
+        'invalid_option',
+        /^request_id on a cancel should be the id of a request of this session .*; leave it out to cancel everything$/,
+        undefined,
+      ],
+    ),
+  ];
+  it.each(refusals)('refuses %s', (_name, message, code, text, requestId) => {
+    const err = thrown(() => parseMessage(message));
+    expect(err.code).toBe(code);
+    expect(err.message).toMatch(text);
+    expect(err.requestId).toBe(requestId);
+  });
+
+  it('parseJsonObject refuses JSON that is not one object', () => {
+    for (const json of ['[1]', 'null', '"text"']) {
+      const err = thrown(() => parseJsonObject(json));
+      expect(err.code).toBe('invalid_json');
+      expect(err.message).toBe('The message should be one JSON object such as {"text": "Hello"}');
+    }
+  });
+});
+
+describe('parseDeepgramMessage', () => {
+  const commands = new Map<string, Command>([
+    ['{"type":"Speak","text":"Hello.","voice":"ignored"}', { kind: 'append', fields: { text: 'Hello.' } }],
+    [' {"type":"speak","text":"Hi."}', { kind: 'append', fields: { text: 'Hi.' } }],
+    ['{"type":"Flush"}', { kind: 'flush', fields: {} }],
+    ['{"type":"Clear"}', { kind: 'cancel', requestId: undefined }],
+    ['{"type":"Close"}', { kind: 'close' }],
+  ]);
+  it.each([...commands])('%s', (message, command) => {
+    expect(parseDeepgramMessage(bytes(message))).toEqual(command);
+  });
+
+  it.each([
+    [
+      'plain text',
+      bytes('Hello.'),
+      'invalid_json',
+      /^Send JSON messages such as \{"type": "Speak", "text": "Hello"\}$/,
+    ],
+    ['broken JSON', bytes('{"type":'), 'invalid_json', /not valid JSON/],
+    ['invalid UTF-8', INVALID_UTF8, 'invalid_utf8', /not valid UTF-8/],
+    [
+      'an unknown type',
+      bytes('{"type":"Dance"}'),
+      'unknown_type',
+      /^Unknown message type "Dance"; should be Speak, Flush, Clear or Close$/,
+    ],
+    ['no type', bytes('{"text":"Hi."}'), 'unknown_type', /^Unknown message type "undefined";/],
+    ['the native synthesize', bytes('{"type":"synthesize","text":"Hi."}'), 'unknown_type', /"synthesize"/],
+  ])('refuses %s', (_name, message, code, text) => {
+    const err = thrown(() => parseDeepgramMessage(message));
+    expect(err.code).toBe(code);
+    expect(err.message).toMatch(text);
+  });
+});
+
+describe('deepgramDialect', () => {
+  const config = parseConfig({ KOKORO_MODEL_DIR: '/nonexistent' });
+  const engine = fakeEngine();
+  const dialect = (query: string) => deepgramDialect(new URLSearchParams(query), engine, config);
+
+  it.each<[string, Record<string, unknown>]>([
+    ['', { voice: 'af_heart', format: 'pcm', sample_rate: 24000 }],
+    ['model=af_bella%2Baf_sky', { voice: 'af_bella+af_sky', format: 'pcm', sample_rate: 24000 }],
+    ['encoding=mulaw', { voice: 'af_heart', format: 'mulaw', sample_rate: 8000 }],
+    ['encoding=linear16&sample_rate=16000', { format: 'pcm', sample_rate: 16000 }],
+    ['speed=1.5', { speed: 1.5 }],
+    ['speed=0.5&model=bf_emma', { voice: 'bf_emma', speed: 0.5 }],
+  ])('query %j gives the session’s defaults', (query, defaults) => {
+    expect(dialect(query).defaults).toMatchObject(defaults);
+  });
+
+  it('opens with Metadata, and a Warning when the model is not a Kokoro voice', () => {
+    expect(dialect('model=af_sky').opening('s1')).toEqual([
+      {
+        type: 'Metadata',
+        request_id: 's1',
+        model_name: 'af_sky',
+        model_version: 'kokoro-82m-v1.0',
+        model_uuid: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      },
+    ]);
+    const fallback = dialect(`model=aura-2-helena-en${'x'.repeat(100)}`);
+    expect(fallback.defaults).toMatchObject({ voice: 'af_heart' });
+    expect(fallback.opening('s2')[1]).toEqual({
+      type: 'Warning',
+      code: 'MODEL_NOT_FOUND',
+      description: `model "aura-2-helena-en${'x'.repeat(48)}" is not a Kokoro voice; speaking with the default voice af_heart`,
+    });
+  });
+
+  it('answers flushes and clears with numbered Flushed and Cleared, errors as Warnings, and nothing else', () => {
+    const d = dialect('');
+    expect([d.complete('r', undefined), d.complete('r', undefined)]).toEqual([
+      { type: 'Flushed', sequence_id: 0 },
+      { type: 'Flushed', sequence_id: 1 },
+    ]);
+    expect(d.cancelled(undefined, [])).toEqual({ type: 'Cleared', sequence_id: 0 });
+    expect(d.error({ type: 'error', code: 'busy', message: 'queue_saturated: full' })).toEqual({
+      type: 'Warning',
+      description: 'queue_saturated: full',
+      code: 'busy',
+    });
+    expect([d.start('r'), d.words('r', [])]).toEqual([undefined, undefined]);
+  });
+
+  it.each([
+    ['encoding=opus', /^encoding "opus" is not supported; use linear16 or mulaw$/],
+    [`encoding=${'o'.repeat(100)}`, /^encoding "o{32}" is not supported/],
+    ['encoding=mulaw&sample_rate=44100', /^sample_rate "44100" is not supported for mulaw; use one of 8000$/],
+    [
+      'sample_rate=11025',
+      /^sample_rate "11025" is not supported for linear16; use one of 8000, 16000, 22050, 24000, 44100, 48000$/,
+    ],
+    ['sample_rate=', /^sample_rate "" is not supported/],
+    ['speed=2.5', /^speed "2.5" should be from 0.5 to 2$/],
+    ['speed=fast', /^speed "fast" should be from 0.5 to 2$/],
+    ['speed=', /^speed "" should be from 0.5 to 2$/],
+  ])('refuses the query %j', (query, message) => {
+    const err = thrown(() => dialect(query));
+    expect(err.code).toBe('invalid_option');
+    expect(err.message).toMatch(message);
+  });
+
+  it.each([
+    ['v1/speak', true],
+    ['/v1/speak', true],
+    ['//v1/speak?model=x', true],
+    ['v1/speak/more', false],
+    ['invocations', false],
+    [undefined, false],
+  ])('isDeepgramPath(%j) is %s', (path, expected) => {
+    expect(isDeepgramPath(path)).toBe(expected);
+  });
+});
