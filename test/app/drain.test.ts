@@ -121,6 +121,27 @@ describe('work accepted before the drain', () => {
     expect(await drained).toEqual([]);
   });
 
+  it('an utterance still open (no flush yet) is spoken, completed, and its session closed with 1001; one that would open is refused', async () => {
+    running = await inProcessApp();
+    const session = await openSession(running.app);
+    // Half a sentence: nothing is complete yet, so nothing is spoken until a flush or the drain.
+    session.send({ type: 'append', text: 'Half of a sentence that never', request_id: 'u1' });
+    await session.untilControls('synthesis_start', 1);
+    expect(session.requests()).toEqual([{ id: 'u1', audio: 0, complete: false }]);
+    const drained = running.lifecycle.drain(5000);
+    session.send({ type: 'append', text: 'Too late.', request_id: 'late' });
+    expect(await session.closed()).toBe(1001);
+    expect(await drained).toEqual([]);
+    // The tail was spoken: the fake engine's 10 ms of PCM16 per character.
+    expect(session.requests()).toEqual([
+      { id: 'u1', audio: ('Half of a sentence that never'.length * 24_000 * 2) / 100, complete: true },
+    ]);
+    expect(session.controls('error')).toEqual([
+      expect.objectContaining({ code: 'shutting_down', request_id: 'late' }),
+    ]);
+    expect(running.engine!.requests).toHaveLength(1);
+  });
+
   it('what is still running when the grace period ends is cut and named', async () => {
     const app = await held();
     const post = app.app

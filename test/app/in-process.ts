@@ -1,13 +1,11 @@
 /**
  * The app built in-process over a fake engine (fake-engine.ts), for tests of the HTTP layer with
- * Fastify's `inject()` and @fastify/websocket's `injectWS()`: no port, no worker, no model. Its
- * log lines are kept, parsed, for the tests that check what was logged.
+ * Fastify's `inject()` and in-process WebSocket sessions (ws-client.ts): no port, no worker, no
+ * model. Its log lines are kept, parsed, for the tests that check what was logged.
  */
-import type { Socket } from 'node:net';
-import { PassThrough, Writable } from 'node:stream';
+import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
-import type WebSocket from 'ws';
 import { buildApp } from '../../dist/server/app.js';
 import { parseConfig, type Config } from '../../dist/server/config.js';
 import { Lifecycle } from '../../dist/server/lifecycle.js';
@@ -21,8 +19,6 @@ export interface InProcessApp {
   readonly engine: FakeEngine | undefined;
   /** The JSON log lines written so far. */
   logs(): Record<string, unknown>[];
-  /** A WebSocket session on `path` (the native route by default), connected in-process. */
-  openSession(path?: string): Promise<WebSocket>;
   close(): Promise<void>;
 }
 
@@ -53,10 +49,6 @@ export async function inProcessApp(
     lifecycle,
     engine,
     logs: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
-    // injectWS hands the app a request without a socket; the app keys per-connection state by its
-    // socket, so it gets a stream of its own.
-    openSession: (path = '/invocations-bidirectional-stream') =>
-      app.injectWS(path, { socket: new PassThrough() as unknown as Socket }),
     close: () => app.close(),
   };
 }
