@@ -63,6 +63,8 @@ export const MESSAGE_TOKENS = {
 export interface TtsErrorData {
   /** The request field it is about (`voice`, `speed`, …), as OpenAI's `param` names it. */
   readonly param?: string;
+  /** Seconds the client may retry after, elsewhere (HTTP's `Retry-After`). */
+  readonly retryAfterS?: number;
   readonly [key: string]: unknown;
 }
 

@@ -3,11 +3,17 @@
  * build it with a test config and the process in main.ts only listens and handles signals.
  */
 import websocket from '@fastify/websocket';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+} from 'fastify';
 import type { Config } from './config.ts';
 import {
   MEDIA_TYPES,
   TtsError,
+  errorHeaders,
   fromFastifyError,
   rawHttpRefusal,
   toHttpErrorBody,
@@ -89,9 +95,6 @@ function limitPipelining(app: FastifyInstance, limit: number, log: FastifyBaseLo
 /** Time a client has to answer our close frame before its socket is destroyed. */
 const WS_CLOSE_TIMEOUT_MS = 2000;
 
-/** Seconds a refused client is told to wait (`Retry-After`): another instance can take it at once. */
-const DRAIN_RETRY_AFTER_S = '1';
-
 /**
  * While draining, new work is refused at the HTTP level: POSTs and WebSocket upgrades get 503 with
  * `Retry-After`, because a router or load balancer can retry an HTTP refusal on another instance,
@@ -109,10 +112,9 @@ function refuseNewWorkWhileDraining(app: FastifyInstance, lifecycle: Lifecycle):
     );
     if (isUpgrade(request)) {
       reply.hijack();
-      request.raw.socket.end(rawHttpRefusal(refusal, { 'Retry-After': DRAIN_RETRY_AFTER_S }));
+      request.raw.socket.end(rawHttpRefusal(refusal));
       return;
     }
-    reply.header('retry-after', DRAIN_RETRY_AFTER_S);
     throw refusal;
   });
 }
@@ -133,6 +135,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     requestIdHeader: 'x-amzn-requestid',
+    // Errors Fastify meets before routing (a URL it cannot decode) get the coded body too.
+    frameworkErrors: (err, request, reply) => {
+      const { status, body } = toHttpErrorBody(fromFastifyError(err, config.maxBodyBytes));
+      recordRefusal(request.log, deps.lifecycle.metrics, err, status, body.code, undefined);
+      void (reply as FastifyReply).code(status).type('application/json').send(body);
+    },
   });
 
   // JSON and plain text bodies. A body that starts with `{` (after white space) is JSON whatever
@@ -178,7 +186,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     const mapped = err instanceof TtsError ? err : fromFastifyError(err, config.maxBodyBytes);
     const { status, body } = toHttpErrorBody(mapped);
     recordRefusal(request.log, deps.lifecycle.metrics, err, status, body.code, body.request_id);
-    return reply.code(status).type('application/json').send(body);
+    return reply.code(status).headers(errorHeaders(mapped)).type('application/json').send(body);
   });
   app.setNotFoundHandler((request, reply) =>
     reply

@@ -8,6 +8,7 @@ import type { FastifyError } from 'fastify';
 import {
   MESSAGE_TOKENS,
   TtsError,
+  isAbortError,
   ttsError,
   type ErrorBody,
   type ErrorCode,
@@ -16,10 +17,28 @@ import {
 
 export { TtsError, ttsError } from '../protocol/errors.ts';
 
-/** Tags an error with the request it belongs to (when it is ours) and returns it, for `throw`. */
+/**
+ * Tags an error with the request it belongs to and returns it, for `throw`. A failure that is not
+ * ours becomes an internal error (its cause kept for the log), so that it carries the id too.
+ */
 export function withRequestId(err: unknown, requestId: string | undefined): unknown {
-  if (err instanceof TtsError && requestId !== undefined) err.requestId ??= requestId;
-  return err;
+  if (requestId === undefined || isAbortError(err)) return err;
+  const known = err instanceof TtsError ? err : ttsError('TTS_ERR_INTERNAL', INTERNAL, { cause: err });
+  known.requestId ??= requestId;
+  return known;
+}
+
+/** Seconds a client refused while the server drains is told to wait: another instance can take it. */
+export const DRAIN_RETRY_AFTER_S = 1;
+
+/**
+ * The headers an error's HTTP answer carries besides its body: `Retry-After` for a refusal that
+ * another instance can take (any refusal while draining, or one that says so).
+ */
+export function errorHeaders(err: unknown): Record<string, string> {
+  if (!(err instanceof TtsError)) return {};
+  const seconds = err.data.retryAfterS ?? (err.code === 'shutting_down' ? DRAIN_RETRY_AFTER_S : undefined);
+  return seconds === undefined ? {} : { 'Retry-After': String(seconds) };
 }
 
 const TOKENS: Partial<Record<ErrorCode, readonly string[]>> = MESSAGE_TOKENS;
@@ -64,14 +83,14 @@ export function toHttpErrorBody(err: unknown, requestId?: string): { status: num
  * refused WebSocket upgrade is written on the raw socket, which is then closed. Left to the
  * WebSocket plugin, such a connection would stay open and hold up shutdown.
  */
-export function rawHttpRefusal(err: TtsError, headers: Readonly<Record<string, string>> = {}): string {
+export function rawHttpRefusal(err: TtsError): string {
   const { status, body } = toHttpErrorBody(err);
   const json = JSON.stringify(body);
   const lines = [
     `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}`,
     'Content-Type: application/json',
     `Content-Length: ${Buffer.byteLength(json)}`,
-    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+    ...Object.entries(errorHeaders(err)).map(([name, value]) => `${name}: ${value}`),
     'Connection: close',
   ];
   return `${lines.join('\r\n')}\r\n\r\n${json}`;

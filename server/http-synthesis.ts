@@ -35,11 +35,11 @@ export function startHttpSynthesis(
   if (lifecycle.httpStreams >= output.maxStreams) {
     // Admission: an instance at its planned capacity refuses at once, so that the client (or
     // SageMaker's router, on a retry) tries another instance instead of waiting in this one's queue.
-    reply.header('retry-after', '1');
     throw withRequestId(
       ttsError(
         'TTS_ERR_BUSY',
         `The server has ${output.maxStreams} streams in flight, its limit (MAX_HTTP_STREAMS); retry shortly`,
+        { data: { retryAfterS: 1 } },
       ),
       options.requestId,
     );

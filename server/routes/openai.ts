@@ -9,7 +9,7 @@ import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { FORMATS } from '../../protocol/formats.ts';
 import { AUDIO_TOKENS_PER_SECOND, formatSpeechEvent, openAiModel } from '../../protocol/openai.ts';
 import type { Config } from '../config.ts';
-import { TtsError, fromFastifyError, ttsError } from '../errors.ts';
+import { TtsError, errorHeaders, fromFastifyError, ttsError } from '../errors.ts';
 import { sendAudioStream, startHttpSynthesis, type HttpSynthesis } from '../http-synthesis.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import {
@@ -30,7 +30,7 @@ export const openAiRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifec
     const mapped = err instanceof TtsError ? err : fromFastifyError(err, config.maxBodyBytes);
     const { status, body, code } = toOpenAiError(mapped);
     recordRefusal(request.log, lifecycle.metrics, err, status, code, undefined);
-    return reply.code(status).type('application/json').send(body);
+    return reply.code(status).headers(errorHeaders(mapped)).type('application/json').send(body);
   });
   app.setNotFoundHandler((request, reply) => {
     const { status, body } = toOpenAiError(

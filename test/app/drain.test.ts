@@ -205,7 +205,9 @@ describe('closing the app', () => {
     const answers = responses(Buffer.concat(received)).filter((r) => r.status !== 100);
     expect(answers.map((r) => r.status)).toEqual([503, 503]);
     // The first was admitted before the drain and refused by its handler; the second by the drain.
+    // Both carry Retry-After: another instance can take them.
     expect(JSON.parse(answers[0]!.body)).toMatchObject({ code: 'shutting_down', error: 'shutting_down' });
+    expect(answers[0]!.headers['retry-after']).toBe('1');
     expect(answers[1]!.headers['retry-after']).toBe('1');
     expect(JSON.parse(answers[1]!.body)).toEqual(SHUTTING_DOWN);
     expect(app.engine!.requests).toEqual([]);

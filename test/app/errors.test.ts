@@ -105,6 +105,17 @@ describe('while the model loads', () => {
   });
 });
 
+describe('a URL Fastify cannot decode', () => {
+  it('gets the coded 400 body, not Fastify’s own, and is counted', async () => {
+    running = await inProcessApp();
+    const res = await running.app.inject({ method: 'GET', url: '/%zz' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ type: 'error', code: 'bad_request', error: 'bad_request' });
+    const metrics = await running.app.inject({ method: 'GET', url: '/metrics' });
+    expect(metrics.body).toMatch(/^tts_errors_total\{code="bad_request"\} 1$/m);
+  });
+});
+
 describe('a failure inside synthesis', () => {
   const SECRET = 'ENOENT: /opt/ml/model/onnx/model.onnx at worker 3';
   const failures = [
@@ -113,8 +124,6 @@ describe('a failure inside synthesis', () => {
       fail: new Error(SECRET),
       code: 'internal_error',
       message: 'The server failed while handling this request; it has been logged.',
-      // Not tagged with its request (server/errors.ts withRequestId takes TtsErrors only).
-      tagged: false,
     },
     {
       name: 'an inference failure',
@@ -123,14 +132,13 @@ describe('a failure inside synthesis', () => {
       }),
       code: 'inference_failed',
       message: 'Synthesis failed inside the model; the error has been logged',
-      tagged: true,
     },
   ];
 
   /** The error lines logged, with the failure they carry. */
   const errorLines = (app: InProcessApp) => app.logs().filter((l) => l.level === 50);
 
-  describe.each(failures)('$name', ({ fail, code, message, tagged }) => {
+  describe.each(failures)('$name', ({ fail, code, message }) => {
     it(`POST /invocations: 500 ${code}, the generic message; logged at error`, async () => {
       running = await inProcessApp({}, { engine: { fail } });
       const res = await running.app.inject({
@@ -145,12 +153,12 @@ describe('a failure inside synthesis', () => {
         code,
         error: code,
         message,
-        ...(tagged ? { request_id: 'f1' } : {}),
+        request_id: 'f1',
       });
       expect(res.body).not.toContain('/opt/ml');
       const [line, ...more] = errorLines(running);
       expect(more).toEqual([]);
-      expect(line).toMatchObject({ msg: 'request failed', ...(tagged ? { requestId: 'f1' } : {}) });
+      expect(line).toMatchObject({ msg: 'request failed', requestId: 'f1' });
       expect(JSON.stringify(line!.err)).toContain(fail instanceof TtsError ? message : SECRET);
     });
 

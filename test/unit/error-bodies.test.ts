@@ -11,6 +11,7 @@ import { MESSAGE_TOKENS } from '../../dist/protocol/errors.js';
 import {
   MEDIA_TYPES,
   TtsError,
+  errorHeaders,
   fromFastifyError,
   rawHttpRefusal,
   toErrorBody,
@@ -148,7 +149,7 @@ describe('toHttpErrorBody', () => {
 });
 
 describe('withRequestId', () => {
-  it('tags a TtsError once, and leaves anything else as it is', () => {
+  it('tags a TtsError once; anything else becomes an internal error that carries the id and its cause', () => {
     const err = ttsError('TTS_ERR_BAD_REQUEST', 'bad');
     expect(withRequestId(err, 'first')).toBe(err);
     withRequestId(err, 'second');
@@ -157,8 +158,30 @@ describe('withRequestId', () => {
       (withRequestId(ttsError('TTS_ERR_BAD_REQUEST', 'bad'), undefined) as TtsError).requestId,
     ).toBeUndefined();
     const plain = new Error('plain');
-    expect(withRequestId(plain, 'r')).toBe(plain);
-    expect(plain).not.toHaveProperty('requestId');
+    const tagged = withRequestId(plain, 'r') as TtsError;
+    expect(tagged).toBeInstanceOf(TtsError);
+    expect(tagged).toMatchObject({ code: 'internal_error', requestId: 'r', cause: plain });
+    expect(toErrorBody(tagged).body).toMatchObject({ code: 'internal_error', request_id: 'r' });
+    expect(withRequestId(plain, undefined)).toBe(plain);
+    // A cancellation stays what it is: nothing to report.
+    const abort = new DOMException('cancelled', 'AbortError');
+    expect(withRequestId(abort, 'r')).toBe(abort);
+  });
+});
+
+describe('errorHeaders', () => {
+  it.each([
+    ['a refusal while draining', ttsError('TTS_ERR_SHUTTING_DOWN', 'draining'), { 'Retry-After': '1' }],
+    [
+      'a refusal that names its wait',
+      ttsError('TTS_ERR_BUSY', 'at capacity', { data: { retryAfterS: 1 } }),
+      { 'Retry-After': '1' },
+    ],
+    ['a full queue that names none', ttsError('TTS_ERR_BUSY', 'queue full'), {}],
+    ['a bad request', ttsError('TTS_ERR_BAD_REQUEST', 'bad'), {}],
+    ['a failure that is not ours', new Error('boom'), {}],
+  ])('%s', (_name, err, headers) => {
+    expect(errorHeaders(err)).toEqual(headers);
   });
 });
 
@@ -239,7 +262,7 @@ describe('rawHttpRefusal', () => {
         body,
       ].join('\r\n'),
     );
-    const draining = rawHttpRefusal(ttsError('TTS_ERR_SHUTTING_DOWN', 'draining'), { 'Retry-After': '1' });
+    const draining = rawHttpRefusal(ttsError('TTS_ERR_SHUTTING_DOWN', 'draining'));
     expect(draining).toMatch(
       /^HTTP\/1\.1 503 Service Unavailable\r\n.*\r\nRetry-After: 1\r\nConnection: close\r\n\r\n\{/s,
     );
