@@ -171,8 +171,8 @@ export interface Context {
 }
 
 /**
- * Mostly raw PCM: encoders are tested elsewhere, and AAC (an ffmpeg process, about 0.4 s a
- * request here) or Opus would eat the time budget that is meant for message handling.
+ * Mostly raw PCM: encoders are tested elsewhere, and AAC (an ffmpeg process a request) or Opus
+ * would eat the time budget that is meant for message handling.
  */
 function randomFormat(rng: Rng, ctx: Context): string {
   if (rng.chance(0.8)) return 'pcm';
