@@ -41,8 +41,9 @@ FROM --platform=linux/amd64 ${NODE_IMAGE} AS node
 # X11, GPU APIs); this is Debian's own ffmpeg source (the version bookworm ships, with its security
 # fixes) configured with nothing but what aac.ts runs: raw s16le from a pipe, the aac encoder (with
 # the resampler it converts samples through), ADTS to a pipe. A 1.4 MB binary that needs only libc,
-# LGPL (no --enable-gpl), byte-identical output to Debian's ffmpeg, and it starts in a few ms instead
-# of about 80. Glibc 2.36, so it also runs on the gpu target's Ubuntu 24.04.
+# LGPL (no --enable-gpl), byte-identical output to Debian's ffmpeg, and far quicker to start (few
+# libraries to load; docs/experiments.md has the figures). Glibc 2.36, so it also runs on the gpu
+# target's Ubuntu 24.04.
 FROM node AS ffmpeg
 RUN sed -i 's/^Types: deb$/Types: deb deb-src/' /etc/apt/sources.list.d/debian.sources \
  && apt-get update \

@@ -2,8 +2,8 @@
  * glibc's malloc and memory it has freed. Above a threshold, malloc takes a block from the kernel
  * (mmap) and gives it back when freed; but that threshold moves up to the size of every such block
  * freed, up to 32 MB, so after the first large message or long sentence every later audio buffer
- * comes from the heap, and what is freed there stays with the process (`npm run bench:memory`
- * measures a burst of malformed input with and without the pin; README, "Memory after a burst").
+ * comes from the heap, and what is freed there stays with the process (docs/experiments.md,
+ * "Memory after a burst", compares a burst of malformed input with and without the pin).
  *
  * Pinning it takes `MALLOC_MMAP_THRESHOLD_` in the environment before the process starts: glibc
  * reads it once, at startup. So the process re-executes itself with it (same PID, same arguments,
@@ -14,7 +14,7 @@ import { readSetting } from './setting-kinds.ts';
 import { MALLOC_PIN } from './settings.ts';
 
 export const MMAP_THRESHOLD_VARIABLE = 'MALLOC_MMAP_THRESHOLD_';
-/** `KOKORO_MALLOC_PIN=false` leaves glibc's moving threshold alone (`npm run bench:memory` compares). */
+/** `KOKORO_MALLOC_PIN=false` leaves glibc's moving threshold alone. */
 export const PIN_VARIABLE = MALLOC_PIN.name;
 /** Blocks of 1 MB and more (the audio of a long piece, a large message) go back to the kernel when freed. */
 export const MMAP_THRESHOLD_BYTES = 1024 * 1024;

@@ -3,11 +3,10 @@
  * encoder). PCM16 mono goes to ffmpeg's stdin; ADTS frames come back on its stdout.
  *
  * Two costs of a subprocess are dealt with here:
- * - Start-up: a freshly spawned ffmpeg needs about 200 ms before its first frame (120–130 ms of it
- *   loading the binary), so {@link FfmpegPool} keeps one idle process per (sample rate, bitrate)
- *   ready and replaces it when taken; a pre-spawned process answers in 10–40 ms. The images ship
- *   an ffmpeg built with nothing but this command line needs (the Dockerfile's ffmpeg stage), which
- *   loads in a few ms: a freshly spawned one gives its first frame after about 30 ms.
+ * - Start-up: a freshly spawned ffmpeg is slow to give its first frame, mostly loading the binary,
+ *   so {@link FfmpegPool} keeps one idle process per (sample rate, bitrate) ready and replaces it
+ *   when taken. The images ship an ffmpeg built with nothing but what this command line needs (the
+ *   Dockerfile's ffmpeg stage), which loads far faster. docs/experiments.md has the figures.
  * - Asynchrony: ffmpeg's output trails its input by an unknown few milliseconds, so `push` cannot
  *   know exactly when "everything for this input" has arrived. See {@link AacEncoder} for the
  *   settle strategy.
@@ -26,21 +25,21 @@ export const AAC_SAMPLE_RATES: readonly number[] = [8000, 16000, 22050, 24000, 4
 export const AAC_DEFAULT_BITRATE = 48_000;
 
 /**
- * Default quiet time, in ms, that `push` allows for ffmpeg's last few (possibly held back) frames.
- * Gaps between ffmpeg's output writes measured p99 2.3 ms on an idle 2-core machine.
+ * Default quiet time, in ms, that `push` allows for ffmpeg's last few (possibly held back) frames:
+ * longer than nearly every gap between ffmpeg's output writes on an idle machine.
  */
 export const AAC_DEFAULT_SETTLE_MS = 5;
 
 /**
- * Default safety cap, in ms, on how long `push` waits for frames that are surely coming (measured
- * under full CPU load: up to 70 ms for 1.2 s of audio). Only a stalled or starved ffmpeg hits it.
+ * Default safety cap, in ms, on how long `push` waits for frames that are surely coming: above
+ * what they take under full CPU load, so only a stalled or starved ffmpeg hits it.
  */
 export const AAC_DEFAULT_MAX_WAIT_MS = 100;
 
 /**
- * Cap, in ms, while ffmpeg has produced nothing yet: a process spawned on the request path needs
- * about 200 ms (more on a loaded machine) before its first frame, a pre-spawned one 10–40 ms.
- * Returning early would not help, ffmpeg has nothing to give yet.
+ * Cap, in ms, while ffmpeg has produced nothing yet: a process spawned on the request path is slow
+ * to give its first frame, slower on a loaded machine. Returning early would not help, ffmpeg has
+ * nothing to give yet.
  */
 const START_WAIT_MS = 2000;
 
@@ -55,10 +54,9 @@ const FRAME_SAMPLES = 1024;
 
 /**
  * How many frames ffmpeg may still hold back, beyond the encoder's one-frame lookahead, once it has
- * had time to process its input. Measured 0–2 with ffmpeg 5.1 (raw PCM is demuxed in packets of up
- * to 1024 samples, a partial one waits for more input, and the command-line tool's main loop lags
- * by up to one more frame). Raised per encoder, up to {@link MAX_LAG_FRAMES}, if an ffmpeg turns
- * out to hold back more.
+ * had time to process its input: raw PCM is demuxed in packets of up to 1024 samples, a partial one
+ * waits for more input, and the command-line tool's main loop lags by up to one more frame. Raised
+ * per encoder, up to {@link MAX_LAG_FRAMES}, if an ffmpeg turns out to hold back more.
  */
 const INITIAL_LAG_FRAMES = 2;
 const MAX_LAG_FRAMES = 8;
@@ -74,7 +72,7 @@ const availability = new Map<string, boolean>();
 /**
  * Whether an ffmpeg binary runs at `ffmpegPath` and has the native `aac` encoder. The answer is
  * cached per path, so calling this on every request is cheap after the first call (which blocks
- * for about 150 ms).
+ * while ffmpeg runs).
  * @param ffmpegPath Binary to run; a bare name is looked up on PATH.
  */
 export function ffmpegAvailable(ffmpegPath = 'ffmpeg'): boolean {
@@ -103,7 +101,7 @@ function ffmpegArgs(sampleRate: number, bitrate: number): string[] {
     '-nostats',
     '-loglevel',
     'error',
-    // Without these ffmpeg reads about 2 s of input to probe it before producing anything.
+    // Without these ffmpeg reads seconds of input to probe it before producing anything.
     '-probesize',
     '32',
     '-analyzeduration',
@@ -210,8 +208,8 @@ class FfmpegProcess {
 
 /**
  * Keeps one idle, already started ffmpeg per (sample rate, bitrate) so that
- * {@link AacEncoder.create} does not pay ffmpeg's start-up (about 200 ms to the first frame) on the
- * request path. Each start costs about 0.25 s of CPU, so warm only the configurations in use.
+ * {@link AacEncoder.create} does not pay ffmpeg's start-up on the request path. Each start costs
+ * CPU, so warm only the configurations in use.
  *
  * A configuration's first `take` spawns on demand (unless {@link FfmpegPool.warm} was called); every
  * `take` hands out the idle process, if any, and immediately spawns its replacement in the
@@ -249,7 +247,7 @@ export class FfmpegPool {
       p?.kill();
       p = new FfmpegProcess(this.ffmpegPath, sampleRate, bitrate);
     }
-    // spawn() blocks for about 10 ms (fork and exec): refill after the caller has started its stream.
+    // spawn() blocks while it forks and execs: refill after the caller has started its stream.
     setImmediate(() => this.ensureIdle(sampleRate, bitrate));
     return p;
   }
@@ -307,9 +305,9 @@ export interface AacEncoderOptions extends EncoderOptions {
  *    frame yet (start-up). Late frames are then returned by the next `push` or by `end`.
  * While more than the lag is missing, frames are surely coming, so `push` keeps waiting for them
  * instead of returning part of the audio early. The added latency is ffmpeg's encoding time plus
- * `settleMs` (measured 5–6 ms after the last byte on an idle machine). After a push, the last 3–4
- * frames of input (130–190 ms at 24 kHz) are still inside ffmpeg; they come out with the next push
- * or with `end`, since the only way to flush ffmpeg is to close its input.
+ * `settleMs`. After a push, the last 3–4 frames of input (130–190 ms at 24 kHz) are still inside
+ * ffmpeg; they come out with the next push or with `end`, since the only way to flush ffmpeg is to
+ * close its input.
  *
  * Calls are serialised: a `push` or `end` issued before the previous one settled waits for it.
  */

@@ -14,8 +14,8 @@ const port = parentPort;
 if (!port) throw new Error('model/audio/encoder-worker.ts must run in a worker thread');
 const init = workerData as EncoderWorkerInit;
 
-// AAC comes from ffmpeg; keep one process per common configuration spawned ahead (spawning costs
-// about 200 ms, which would otherwise delay every AAC request's first byte).
+// AAC comes from ffmpeg; keep one process per common configuration spawned ahead, as spawning one
+// on demand would delay every AAC request's first byte.
 const aacPool = ffmpegAvailable(init.ffmpegPath) ? new FfmpegPool(init.ffmpegPath) : undefined;
 aacPool?.warm([{ sampleRate: SAMPLE_RATE }]);
 

@@ -110,8 +110,8 @@ const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Arra
 let compiled: Promise<LameModule> | undefined;
 
 /**
- * The LAME wasm module, compiled once per thread (about 10 ms). `createMp3Encoder()` would decode
- * its base64 copy and compile it for every encoder (about 30 ms each).
+ * The LAME wasm module, compiled once per thread: `createMp3Encoder()` would decode its base64 copy
+ * and compile it for every encoder, on each stream's way to its first byte.
  */
 function lameModule(): Promise<LameModule> {
   if (!compiled) {
@@ -129,8 +129,8 @@ function lameModule(): Promise<LameModule> {
 
 /**
  * Instances (16 MiB of wasm memory each) of finished streams, kept for the next ones: `configure`
- * resets LAME in about a millisecond where a new instance takes about 5 ms. Kept few, since each
- * holds its memory.
+ * resets LAME faster than a new instance starts (docs/experiments.md). Kept few, since each holds
+ * its memory.
  */
 const idle: LameEncoder[] = [];
 const MAX_IDLE = 2;

@@ -211,7 +211,7 @@ export class Resampler {
       let y: number;
       if (!interpolate) {
         const row = phase * taps;
-        // Four independent sums keep the adder pipeline busy (about twice as fast as one chain).
+        // Four independent sums keep the adder pipeline busy, where one chain waits on each add.
         let a0 = 0;
         let a1 = 0;
         let a2 = 0;

@@ -134,8 +134,7 @@ async function start(): Promise<void> {
   // The solo session exists only on CPU: on a GPU one session already has the whole device. Its
   // threads spin between operators (ONNX Runtime's default): it runs only while the pool is
   // otherwise idle, so spinning takes no core from other work, while waking a sleeping thread at
-  // every operator costs a lone sentence time (`npm run bench:peer` shows where a lone sentence
-  // stands).
+  // every operator costs a lone sentence time.
   if (init.soloThreads > 0 && session.provider === 'cpu') {
     soloSession = await native(() =>
       KokoroSession.create(init.modelFile, {

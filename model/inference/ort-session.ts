@@ -153,17 +153,16 @@ export interface SessionOptions {
   readonly intraOpThreads: number;
   /**
    * Let ONNX Runtime's pool threads spin after each run (its default). Off by default here: the
-   * spinning threads take the cores that the server's other threads need right then, and on a
-   * small machine that delayed each chunk's hand-off by milliseconds (see README, Performance).
+   * spinning threads take the cores that the server's other threads need right then, delaying each
+   * chunk's hand-off (docs/experiments.md, "Look-ahead, early release and the server's overhead").
    */
   readonly allowSpinning?: boolean;
   /**
    * ONNX Runtime's CPU memory arena (its default). Off by default here: the arena grows to the
    * largest input a session has run and never gives that memory back (microsoft/onnxruntime#11627),
-   * so one long sentence or a burst of them left each worker holding tens of MB for good; its
+   * so one long sentence or a burst of them leaves each worker holding that memory for good; its
    * shrink option is a run option the Node binding does not pass. Off, each tensor is a malloc
-   * that goes back when freed, at a cost `npm run bench:memory` measures (README, "Memory after a
-   * burst").
+   * that goes back when freed, at a cost docs/experiments.md records ("Memory after a burst").
    */
   readonly cpuArena?: boolean;
   /** ORT's own log severity: 0 verbose … 4 fatal. ORT is noisy at session creation. */

@@ -254,7 +254,7 @@ export function blendVoiceTables(tables: readonly { table: Float32Array; weight:
 /**
  * The style vector for an input of `phonemeCount` ids (pads not counted): row
  * `min(max(n - 1, 0), 509)`, as the reference pipeline takes it (hexgrad/kokoro `KPipeline`:
- * `pack[len(ps)-1]`). kokoro-js takes row n, up to 15 % away in a real voice at one symbol.
+ * `pack[len(ps)-1]`). kokoro-js takes row n, the style of an input one symbol longer.
  */
 export function styleRow(table: Float32Array, phonemeCount: number): Float32Array {
   const row = Math.min(Math.max(phonemeCount - 1, 0), VOICE_ROWS - 1);

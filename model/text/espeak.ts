@@ -2,14 +2,13 @@
  * espeak-ng compiled to WebAssembly (`@echogarden/espeak-ng-emscripten`: every language's
  * dictionary, no system library), called through espeak_TextToPhonemes, the same entry point
  * Kokoro's own front end (misaki, through Python's phonemizer) uses. One instance lives per thread
- * and is loaded on first use. The calls are synchronous WebAssembly (about a millisecond a
- * sentence once warm): this module belongs in an inference worker, never on the server's main
- * thread.
+ * and is loaded on first use. The calls are synchronous WebAssembly: this module belongs in an
+ * inference worker, never on the server's main thread.
  *
  * Why this build and not the `phonemizer` package kokoro-js uses: that one has English
- * dictionaries only and gets IPA by running espeak's synthesizer into a file (about 11 ms a
- * sentence, against 0.8 here); the `espeak-ng` package runs the command line, one new
- * WebAssembly instance a call (about 160 ms). docs/languages.md has the figures.
+ * dictionaries only and gets IPA by running espeak's synthesizer into a file, several times
+ * slower; the `espeak-ng` package runs the command line, one new WebAssembly instance a call.
+ * docs/experiments.md ("The espeak-ng build") has the figures.
  */
 
 /** The slice of the Emscripten module and its espeak wrapper that is used here. */
@@ -33,7 +32,7 @@ export class EspeakError extends Error {
 
 let loading: Promise<Espeak> | undefined;
 
-/** This thread's espeak-ng, loaded once (its data file is 24 MB: about 0.4 s). */
+/** This thread's espeak-ng, loaded once (its data file is 24 MB). */
 export function loadEspeak(): Promise<Espeak> {
   loading ??= (async () => {
     // The package is untyped JavaScript (an Emscripten module factory); a variable specifier keeps

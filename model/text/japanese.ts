@@ -10,7 +10,8 @@
  * word list before spacing them; here an auxiliary verb or suffix joins the word before it. And
  * parentheses are dropped (misaki turns them into « », which Kokoro's vocabulary lacks).
  *
- * Loaded at first use (kuromoji's dictionary: about a second); calls are synchronous.
+ * Loaded at first use, as kuromoji's dictionary is slow to load (the README's Languages table has
+ * the figure); calls are synchronous.
  */
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';

@@ -7,7 +7,8 @@
  * each syllable to IPA with its tone as an arrow (→ ↗ ↓ ↘; the neutral tone has none), words
  * joined by spaces. Text between Han runs passes through as misaki passes it.
  *
- * Loaded at first use (jieba's dictionary: about 0.6 s); calls are synchronous.
+ * Loaded at first use, as jieba's dictionary is slow to load (the README's Languages table has the
+ * figure); calls are synchronous.
  */
 
 /* ------------------------------------------------------------------------------------------------

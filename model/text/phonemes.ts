@@ -3,9 +3,8 @@
  * espeak drops punctuation, which Kokoro needs for prosody, so punctuation runs are cut out first,
  * kept verbatim, and the pieces glued back.
  *
- * Calls are synchronous WebAssembly (about a millisecond a sentence once warm, the first ones
- * much longer): this module is meant to run inside an inference worker, never on the server's main
- * thread.
+ * Calls are synchronous WebAssembly, the first ones much longer: this module is meant to run
+ * inside an inference worker, never on the server's main thread.
  */
 import type { LanguageCode } from '../kokoro/constants.ts';
 import { createEnglish, type English, type EnglishFrontEnd } from './en/english.ts';

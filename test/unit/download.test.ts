@@ -1,194 +1,46 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+/**
+ * fetchModel (model/kokoro/download.ts) against a fake mirror: the layout on disk, skipping and
+ * resuming, the checks on what arrives, errors, abort and progress.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { VOICE_FILE_BYTES } from '../../model/kokoro/constants.ts';
 import {
-  DEFAULT_REPO,
   FetchModelError,
   MANIFEST_FILE,
   fetchModel,
   type DownloadProgressEvent,
-  type FetchModelOptions,
 } from '../../model/kokoro/download.ts';
-import { main, parseCli } from '../../scripts/fetch-model.ts';
 import {
-  DEFAULT_LEXICON_BASE_URL,
-  LEXICON_FILE_FACTS,
-  MISAKI_COMMIT,
-  fetchLexicon,
-} from '../../model/kokoro/lexicon-download.ts';
+  PREFIX,
+  VOICES,
+  fakeBytes,
+  ONNX,
+  CONFIG,
+  TOKENIZER,
+  VOICE_DATA,
+  serveBytes,
+  serveTruncated,
+  serveRanged,
+  server,
+  baseUrl,
+  routes,
+  requests,
+  tmp,
+  useFakeMirror,
+  options,
+  listFiles,
+  expectBytes,
+  exists,
+  rejection,
+  EXPECTED_FILES,
+  type Handler,
+} from './download-mirror.ts';
 
-// misaki's real lexicon files (the test setup names them), served by the fake mirror below.
-const LEXICON_DIR = process.env.KOKORO_LEXICON_DIR!;
-const LEXICON_PATH = `/lexicon/${MISAKI_COMMIT}/misaki/data/`;
-
-type Handler = (req: IncomingMessage, res: ServerResponse) => void;
-
-const PREFIX = `/${DEFAULT_REPO}/resolve/main/`;
-const VOICES = ['af_heart', 'bf_emma', 'jf_alpha'] as const;
-
-/** Deterministic bytes, different per seed, so a mixed-up file would not compare equal. */
-function fakeBytes(length: number, seed: number, first?: number): Buffer {
-  const buf = Buffer.alloc(length);
-  for (let i = 0; i < length; i += 1) buf[i] = (i * 31 + seed * 7) & 0xff;
-  if (first !== undefined) buf[0] = first;
-  return buf;
-}
-
-// 0x08 is the key of ModelProto.ir_version, the first field of every real ONNX file.
-const ONNX = fakeBytes(1_500_000, 1, 0x08);
-const CONFIG = Buffer.from(JSON.stringify({ vocab: { a: 43, b: 44 }, n_token: 178 }));
-const TOKENIZER = Buffer.from(JSON.stringify({ model: { vocab: { $: 0 } } }));
-const VOICE_DATA = new Map(VOICES.map((id, i) => [id, fakeBytes(VOICE_FILE_BYTES, 10 + i)]));
-
-function serveBytes(body: Buffer): Handler {
-  return (_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length });
-    res.end(body);
-  };
-}
-
-/** Sends part of the body, announcing the full length, then drops the connection. */
-function serveTruncated(body: Buffer, sent: number): Handler {
-  return (_req, res) => {
-    res.writeHead(200, { 'content-length': body.length });
-    res.write(body.subarray(0, sent), () => setTimeout(() => res.socket?.destroy(), 20));
-  };
-}
-
-/**
- * Serves `body` with Range support (206 and Content-Range for `Range: bytes=N-`) and an ETag. The
- * first `drops` answers send only `dropAfter` more bytes, then drop the connection. `ignoreRange`
- * answers every request with the whole body, as a server without Range support does.
- */
-function serveRanged(
-  body: Buffer,
-  options: { drops?: number; dropAfter?: number; ignoreRange?: boolean; etag?: string } = {},
-): Handler & { ranges: (string | undefined)[]; ifRanges: (string | undefined)[] } {
-  let drops = options.drops ?? 0;
-  const ranges: (string | undefined)[] = [];
-  const ifRanges: (string | undefined)[] = [];
-  const etag = options.etag ?? '"v1"';
-  const handler = (req: IncomingMessage, res: ServerResponse) => {
-    ranges.push(req.headers.range);
-    ifRanges.push(req.headers['if-range'] as string | undefined);
-    const match = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
-    const validatorOk = req.headers['if-range'] === undefined || req.headers['if-range'] === etag;
-    const start = match && !options.ignoreRange && validatorOk ? Number(match[1]) : 0;
-    if (start >= body.length && start > 0) {
-      res.writeHead(416, { 'content-range': `bytes */${body.length}` });
-      res.end();
-      return;
-    }
-    const headers: Record<string, string | number> = { etag, 'content-length': body.length - start };
-    if (start > 0) headers['content-range'] = `bytes ${start}-${body.length - 1}/${body.length}`;
-    res.writeHead(start > 0 ? 206 : 200, headers);
-    if (drops > 0) {
-      drops -= 1;
-      const end = Math.min(body.length, start + (options.dropAfter ?? 100_000));
-      res.write(body.subarray(start, end), () => setTimeout(() => res.socket?.destroy(), 20));
-      return;
-    }
-    res.end(body.subarray(start));
-  };
-  return Object.assign(handler, { ranges, ifRanges });
-}
-
-let server: Server;
-let baseUrl: string;
-let routes: Map<string, Handler>;
-let requests: string[];
-let tmp: string;
-
-beforeEach(async () => {
-  routes = new Map<string, Handler>([
-    ['onnx/model.onnx', serveBytes(ONNX)],
-    ['config.json', serveBytes(CONFIG)],
-    ['tokenizer.json', serveBytes(TOKENIZER)],
-    ...VOICES.map((id): [string, Handler] => [`voices/${id}.bin`, serveBytes(VOICE_DATA.get(id)!)]),
-    ...LEXICON_FILE_FACTS.map((f): [string, Handler] => [
-      `lexicon:${f.name}`,
-      (req, res) => void readFile(path.join(LEXICON_DIR, f.name)).then((b) => serveBytes(b)(req, res)),
-    ]),
-  ]);
-  requests = [];
-  server = createServer((req, res) => {
-    const url = req.url ?? '';
-    requests.push(url);
-    const handler = url.startsWith(PREFIX)
-      ? routes.get(url.slice(PREFIX.length))
-      : url.startsWith(LEXICON_PATH)
-        ? routes.get(`lexicon:${url.slice(LEXICON_PATH.length)}`)
-        : undefined;
-    if (handler === undefined) {
-      res.writeHead(404, { 'content-type': 'text/plain' });
-      res.end('Entry not found');
-      return;
-    }
-    handler(req, res);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  tmp = await mkdtemp(path.join(os.tmpdir(), 'fetch-model-test-'));
-});
-
-afterEach(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await rm(tmp, { recursive: true, force: true });
-});
-
-function options(extra: Partial<FetchModelOptions> = {}): FetchModelOptions {
-  return { outDir: path.join(tmp, 'model'), baseUrl, voices: [...VOICES], ...extra };
-}
-
-/** Every file below `dir`, relative, with `/`. */
-async function listFiles(dir: string): Promise<string[]> {
-  try {
-    const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-    return entries
-      .filter((e) => e.isFile())
-      .map((e) => path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep).join('/'))
-      .sort();
-  } catch {
-    return [];
-  }
-}
-
-/** Byte comparison; toEqual on megabyte buffers spends seconds building a diff. */
-function expectBytes(actual: Buffer, expected: Buffer | undefined): void {
-  expect(actual.length).toBe(expected?.length);
-  expect(expected !== undefined && actual.equals(expected)).toBe(true);
-}
-
-async function exists(file: string): Promise<boolean> {
-  return stat(file).then(
-    () => true,
-    () => false,
-  );
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the promise to reject');
-}
-
-const EXPECTED_FILES = [
-  'config.json',
-  'onnx/model.onnx',
-  'tokenizer.json',
-  'voices/af_heart.bin',
-  'voices/bf_emma.bin',
-  'voices/jf_alpha.bin',
-];
+useFakeMirror();
 
 describe('fetchModel', () => {
   it('downloads every file to the onnx-community layout with the served bytes', async () => {
@@ -243,7 +95,7 @@ describe('fetchModel', () => {
     // A missing voice and a voice of the wrong size are fetched again; everything else is still skipped.
     await rm(path.join(outDir, 'voices/bf_emma.bin'));
     await writeFile(path.join(outDir, 'voices/jf_alpha.bin'), 'short');
-    requests = [];
+    requests.length = 0;
     const third = await fetchModel(options());
     expect(requests.sort()).toEqual([`${PREFIX}voices/bf_emma.bin`, `${PREFIX}voices/jf_alpha.bin`]);
     expect(third.files.filter((f) => !f.skipped).map((f) => f.path)).toEqual([
@@ -258,7 +110,7 @@ describe('fetchModel', () => {
     const outDir = path.join(tmp, 'model');
     await writeFile(path.join(outDir, 'onnx/model.onnx'), ONNX.subarray(0, 1000));
     await rm(path.join(outDir, MANIFEST_FILE));
-    requests = [];
+    requests.length = 0;
     await fetchModel(options());
     expect(requests.sort()).toEqual([
       `${PREFIX}config.json`,
@@ -268,7 +120,7 @@ describe('fetchModel', () => {
     expectBytes(await readFile(path.join(outDir, 'onnx/model.onnx')), ONNX);
 
     // A different revision does not reuse files recorded for another one.
-    requests = [];
+    requests.length = 0;
     const other = await rejection(fetchModel(options({ revision: 'v2' })));
     expect(other).toMatchObject({ code: 'http', status: 404 });
     expect(requests.some((r) => r.includes('/resolve/v2/'))).toBe(true);
@@ -561,124 +413,5 @@ describe('fetchModel', () => {
     await fetchModel(options({ onProgress: (e) => rerun.push(e) }));
     expect(rerun.map((e) => e.type)).toEqual(Array(6).fill('skipped'));
     expect(rerun.at(-1)!.overall).toMatchObject({ bytes: 0, filesDone: 6, filesTotal: 6 });
-  });
-});
-
-describe('fetch-model CLI', () => {
-  it('parses flags with defaults and HF_ENDPOINT', () => {
-    expect(parseCli([], {})).toEqual({
-      help: false,
-      options: {
-        outDir: './models/kokoro-82m',
-        dtype: 'fp32',
-        voices: 'all',
-        baseUrl: 'https://huggingface.co',
-        revision: 'main',
-        repo: DEFAULT_REPO,
-        retries: 3,
-        lexiconBaseUrl: DEFAULT_LEXICON_BASE_URL,
-      },
-    });
-    expect(parseCli(['--lexicon-base-url', 'http://m/misaki'], {})).toMatchObject({
-      options: { lexiconBaseUrl: 'http://m/misaki' },
-    });
-    expect(parseCli(['--retries', '0'], {})).toMatchObject({ options: { retries: 0 } });
-    expect(() => parseCli(['--retries=-1'], {})).toThrow(/--retries should be a whole number of 0 or more/);
-    const parsed = parseCli(['--dtype', 'q8', '--voices', 'af_heart, bf_emma', '--out', 'x'], {
-      HF_ENDPOINT: 'https://hf-mirror.com',
-    });
-    expect(parsed).toMatchObject({
-      options: {
-        dtype: 'q8',
-        voices: ['af_heart', 'bf_emma'],
-        outDir: 'x',
-        baseUrl: 'https://hf-mirror.com',
-      },
-    });
-    expect(
-      parseCli(['--base-url', 'http://m', '--revision', 'abc'], { HF_ENDPOINT: 'https://e' }),
-    ).toMatchObject({
-      options: { baseUrl: 'http://m', revision: 'abc' },
-    });
-    expect(parseCli(['--help'], {})).toEqual({ help: true });
-    expect(() => parseCli(['--dtype', 'int8'], {})).toThrow(/Unknown --dtype "int8"/);
-    expect(() => parseCli(['--bogus'], {})).toThrow();
-  });
-
-  it('downloads, prints the start command, and fails with a readable message', async () => {
-    const capture = (): { stream: PassThrough; text: () => string } => {
-      const stream = new PassThrough();
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
-    };
-    const outDir = path.join(tmp, 'cli model');
-    const args = [
-      ...['--out', outDir, '--base-url', baseUrl, '--voices', VOICES.join(',')],
-      ...['--lexicon-base-url', `${baseUrl}/lexicon`],
-    ];
-
-    let stdout = capture();
-    let stderr = capture();
-    expect(await main(args, { env: {}, stdout: stdout.stream, stderr: stderr.stream })).toBe(0);
-    expect(stdout.text()).toContain(`KOKORO_MODEL_DIR='${outDir}' npm start`);
-    expect(stderr.text()).toMatch(/^\[6\/6\] downloaded \S+ \(/m);
-    expect(await listFiles(outDir)).toEqual(
-      [MANIFEST_FILE, ...EXPECTED_FILES, ...LEXICON_FILE_FACTS.map((f) => `misaki/${f.name}`)].sort(),
-    );
-    expect(stderr.text()).toMatch(/us_gold\.json: fetched \(3000469 bytes, SHA-256 checked\)/);
-
-    stdout = capture();
-    stderr = capture();
-    expect(
-      await main([...args, '--voices', 'zz_nobody'], {
-        env: {},
-        stdout: stdout.stream,
-        stderr: stderr.stream,
-      }),
-    ).toBe(2);
-    expect(stderr.text()).toMatch(/^fetch-model: Unknown voice id "zz_nobody"/m);
-
-    // Another dtype: the start command tells the server which model file to load.
-    routes.set('onnx/model_q4.onnx', serveBytes(ONNX));
-    stdout = capture();
-    expect(
-      await main([...args, '--dtype', 'q4'], { env: {}, stdout: stdout.stream, stderr: capture().stream }),
-    ).toBe(0);
-    expect(stdout.text()).toContain(`KOKORO_MODEL_DIR='${outDir}' KOKORO_DTYPE=q4 npm start`);
-    expect(stdout.text()).toContain('5 already complete');
-
-    routes.delete('config.json');
-    await rm(outDir, { recursive: true });
-    stderr = capture();
-    expect(await main(args, { env: {}, stdout: stdout.stream, stderr: stderr.stream })).toBe(1);
-    expect(stderr.text()).toContain('fetch-model: HTTP 404');
-  });
-});
-
-describe("misaki's lexicons", () => {
-  it('fetches the four files, checks them, and keeps intact ones on the next run', async () => {
-    const lines: string[] = [];
-    const dir = path.join(tmp, 'misaki');
-    const paths = await fetchLexicon({
-      outDir: dir,
-      baseUrl: `${baseUrl}/lexicon/`,
-      log: (l) => lines.push(l),
-    });
-    expect(paths.map((p) => path.basename(p))).toEqual(LEXICON_FILE_FACTS.map((f) => f.name));
-    for (const f of LEXICON_FILE_FACTS) expect((await stat(path.join(dir, f.name))).size).toBe(f.bytes);
-    expect(requests.filter((u) => u.startsWith(LEXICON_PATH))).toHaveLength(4);
-    await fetchLexicon({ outDir: dir, baseUrl: `${baseUrl}/lexicon`, log: (l) => lines.push(l) });
-    expect(requests.filter((u) => u.startsWith(LEXICON_PATH))).toHaveLength(4);
-    expect(lines.at(-1)).toBe('gb_silver.json: present, checked');
-  });
-
-  it("refuses a file that is not misaki's at the pinned commit, and keeps nothing of it", async () => {
-    routes.set('lexicon:us_silver.json', serveBytes(Buffer.from(JSON.stringify({ hello: 'hˈɛlO' }))));
-    const dir = path.join(tmp, 'misaki');
-    await expect(fetchLexicon({ outDir: dir, baseUrl: `${baseUrl}/lexicon` })).rejects.toThrow(
-      /us_silver\.json has the wrong size/,
-    );
-    expect(await listFiles(dir)).not.toContain('us_silver.json');
   });
 });
