@@ -18,7 +18,7 @@ const TEXTS = ['A short sentence.', 'Another short one.'];
 const QUICK = {
   sloMs: 3000,
   percentile: 95,
-  rungS: 1,
+  rungS: 0.5,
   warmupS: 0,
   minRequests: 5,
   maxConcurrency: 64,
@@ -59,20 +59,16 @@ describe('judgeRung', () => {
 });
 
 describe('the ladder against a server whose limit is 2', () => {
-  let sessions: TestServer;
-  let streams: TestServer;
+  // One server: 2 WebSocket sessions and 2 streaming POSTs at most, each ladder meeting its own.
+  let server: TestServer;
   beforeAll(async () => {
-    sessions = await startServer({ MAX_SESSIONS: '2' });
-    streams = await startServer({ MAX_HTTP_STREAMS: '2' });
+    server = await startServer({ MAX_SESSIONS: '2', MAX_HTTP_STREAMS: '2' });
   });
-  afterAll(async () => {
-    await sessions.close();
-    await streams.close();
-  });
+  afterAll(() => server.close());
 
   it('WebSocket sessions: 1 and 2 within, 4 refused, bisection tries 3: Q_max = 2', async () => {
     const options: LadderOptions = { transport: 'ws', ...QUICK };
-    const report = await runLadder(wsUrlDriver(sessions.ws), options);
+    const report = await runLadder(wsUrlDriver(server.ws), options);
     expect(report.rungs.map((r) => [r.concurrency, r.within_slo])).toEqual([
       [1, true],
       [2, true],
@@ -91,20 +87,20 @@ describe('the ladder against a server whose limit is 2', () => {
   });
 
   it('streaming POST clients: refused with busy above the limit: Q_max = 2', async () => {
-    const report = await runLadder(httpUrlDriver(streams.http), { transport: 'http', ...QUICK });
+    const report = await runLadder(httpUrlDriver(server.http), { transport: 'http', ...QUICK });
     expect(report.q_max).toBe(2);
     expect(report.rungs.find((r) => r.concurrency === 4)!.errorCodes).toHaveProperty('busy');
   });
 
   it('an SLO no request can meet gives Q_max = 0 after one rung', async () => {
-    const report = await runLadder(httpUrlDriver(streams.http), { transport: 'http', ...QUICK, sloMs: 0 });
+    const report = await runLadder(httpUrlDriver(server.http), { transport: 'http', ...QUICK, sloMs: 0 });
     expect(report.rungs).toHaveLength(1);
     expect(report.q_max).toBe(0);
     expect(capacityVerdict(report)).toMatch(/Q_max = 0: even one client misses the SLO/);
   });
 
   it('stops at its cap, and says so', async () => {
-    const report = await runLadder(wsUrlDriver(sessions.ws), {
+    const report = await runLadder(wsUrlDriver(server.ws), {
       transport: 'ws',
       ...QUICK,
       maxConcurrency: 2,

@@ -41,7 +41,8 @@ async function collect(engine: Awaited<ReturnType<typeof createEngine>>, text: s
   return chunks;
 }
 
-describe('createEngine', () => {
+// Each test builds engines of its own and measures nothing against the clock: side by side.
+describe.concurrent('createEngine', () => {
   it('runs the onnx-community layout: one chunk per sentence, in order', async () => {
     const engine = await createEngine(base);
     try {

@@ -3,7 +3,7 @@
  * Without a GPU here, the CUDA run must fail with its reason; the CPU run exercises every
  * measurement through the same engine path.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CUDA_WARMUP_LENGTHS } from '../../dist/model/inference/warmup.js';
@@ -17,12 +17,19 @@ import { STANDIN_MODEL_DIR } from './harness.ts';
 
 const SCRIPT = fileURLToPath(new URL('../../dist/scripts/gpu-check.js', import.meta.url));
 
-function run(args: string[], env: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, [SCRIPT, ...args], {
-    encoding: 'utf8',
-    env: { ...process.env, KOKORO_MODEL_DIR: STANDIN_MODEL_DIR, LOG_LEVEL: 'error', ...env },
+/** The compiled script as a user runs it; its exit status and output. */
+function run(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [SCRIPT, ...args],
+      { env: { ...process.env, KOKORO_MODEL_DIR: STANDIN_MODEL_DIR, LOG_LEVEL: 'error', ...env } },
+      (_err, stdout, stderr) => resolve({ status: child.exitCode, stdout, stderr }),
+    );
   });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
 describe('gpu-check parsers', () => {
@@ -52,16 +59,17 @@ describe('gpu-check parsers', () => {
   });
 });
 
-describe('npm run gpu-check', () => {
-  it('fails with exit 1 and the reason when CUDA cannot load (no GPU or CUDA provider here)', () => {
-    const { status, stdout } = run([]);
+// Each run is a process of its own that measures nothing against the clock: they run side by side.
+describe.concurrent('npm run gpu-check', () => {
+  it('fails with exit 1 and the reason when CUDA cannot load (no GPU or CUDA provider here)', async () => {
+    const { status, stdout } = await run([]);
     expect(stdout).toContain('checking the cuda provider');
     expect(stdout).toMatch(/FAIL: KOKORO_DEVICE=cuda but the CUDA execution provider library/);
     expect(status).toBe(1);
   });
 
-  it('measures the ladder and time to first audio on the provider it checks (CPU here)', () => {
-    const { status, stdout, stderr } = run(['--device', 'cpu', '--repeats', '2', '--json']);
+  it('measures the ladder and time to first audio on the provider it checks (CPU here)', async () => {
+    const { status, stdout, stderr } = await run(['--device', 'cpu', '--repeats', '2', '--json']);
     expect(status, stderr).toBe(0);
     const report = JSON.parse(stdout) as GpuReport;
     expect(report).toMatchObject({ ok: true, device: 'cpu', provider: 'cpu', onnxruntimeNode: '1.30.0' });
@@ -71,10 +79,12 @@ describe('npm run gpu-check', () => {
     expect(report.ttfa!.paragraphTotalMs).toBeGreaterThan(report.ttfa!.paragraphMs);
   });
 
-  it('keeps the ladder asked for in KOKORO_WARMUP_LENGTHS, and refuses bad flags with exit 2', () => {
-    const custom = run(['--device', 'cpu', '--repeats', '1', '--json'], { KOKORO_WARMUP_LENGTHS: '32,256' });
+  it('keeps the ladder asked for in KOKORO_WARMUP_LENGTHS, and refuses bad flags with exit 2', async () => {
+    const custom = await run(['--device', 'cpu', '--repeats', '1', '--json'], {
+      KOKORO_WARMUP_LENGTHS: '32,256',
+    });
     expect((JSON.parse(custom.stdout) as GpuReport).ladder!.map((s) => s.tokens)).toEqual([32, 256]);
-    const bad = run(['--device', 'tpu']);
+    const bad = await run(['--device', 'tpu']);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('--device should be cuda or cpu, got "tpu"');
   });

@@ -21,12 +21,14 @@ interface Dispatch {
 
 let dir: string;
 let engine: Engine;
+/** One worker, no solo session: look-ahead on one worker. */
+let single: Engine;
 const log: Dispatch[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kokoro-scheduling-'));
   await writeStandinModelDir(dir, { repeat: 300, voices: ['af_heart'], log: () => {} });
-  engine = await createEngine(
+  const starting = createEngine(
     {
       modelDir: dir,
       dtype: 'fp32',
@@ -43,9 +45,24 @@ beforeAll(async () => {
     },
     { onDispatch: ({ index, solo }) => log.push({ index, solo, busy: engine.load().busy }) },
   );
+  [engine, single] = await Promise.all([
+    starting,
+    createEngine({
+      modelDir: dir,
+      dtype: 'fp32',
+      device: 'cpu',
+      workers: 1,
+      intraOpThreads: 1,
+      lookahead: 2,
+      maxQueuedJobs: 16,
+      defaultVoice: 'af_heart',
+      logSeverity: 3,
+      firstChunkMinChars: 0,
+    }),
+  ]);
 });
 afterAll(async () => {
-  await engine?.dispose();
+  await Promise.all([engine?.dispose(), single?.dispose()]);
   rmSync(dir, { recursive: true, force: true });
 });
 beforeEach(() => {
@@ -133,23 +150,6 @@ describe('look-ahead', () => {
 });
 
 describe('look-ahead on one worker', () => {
-  let single: Engine;
-  beforeAll(async () => {
-    single = await createEngine({
-      modelDir: dir,
-      dtype: 'fp32',
-      device: 'cpu',
-      workers: 1,
-      intraOpThreads: 1,
-      lookahead: 2,
-      maxQueuedJobs: 16,
-      defaultVoice: 'af_heart',
-      logSeverity: 3,
-      firstChunkMinChars: 0,
-    });
-  });
-  afterAll(() => single?.dispose());
-
   const settled = async () => {
     await expect
       .poll(() => single.load().busy + single.load().queued + single.load().ahead, { timeout: 20_000 })

@@ -77,6 +77,42 @@ async function speak(http: string): Promise<void> {
   await response.arrayBuffer();
 }
 
+interface Control {
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Where the runtime keeps its telemetry files. */
+  readonly dir: string;
+}
+
+/**
+ * The server opted in to telemetry, in a network namespace of its own (so it is not reachable from
+ * here: its log and its files say when it is ready and has written them), then stopped as SageMaker
+ * stops it, so that the runtime closes its cache.
+ */
+async function optedIn(): Promise<Control> {
+  const env = serverEnv({ KOKORO_ORT_TELEMETRY: 'true', PORT: '18080', HOST: '127.0.0.1' });
+  const dir = join(env.HOME!, '.cache/Microsoft/DeveloperTools/.onnxruntime');
+  const child = spawn('unshare', ['-n', process.execPath, join(ROOT, 'dist/server/main.js')], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise((resolve) => child.once('close', resolve));
+  try {
+    const deadline = Date.now() + 30_000;
+    while (!(stdout.includes('"msg":"ready"') && existsSync(join(dir, 'deviceid'))) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+  return { stdout, stderr, dir };
+}
+
 describe('ONNX Runtime telemetry', () => {
   // One server for the first two views: traced with strace, its threads recording the switch.
   const record = join(mkdtempSync(join(tmpdir(), 'kokoro-ort-switch-')), 'switch.jsonl');
@@ -87,8 +123,12 @@ describe('ONNX Runtime telemetry', () => {
   });
   let ping: Record<string, unknown> = {};
   let logs: Record<string, unknown>[] = [];
+  let control: Promise<Control> | undefined;
   beforeAll(async () => {
     requireTool('strace');
+    requireTool('unshare');
+    // The control runs meanwhile: its own process, in its own network namespace.
+    control = optedIn();
     const server = await startServerProcess(env, 120_000, [
       'strace',
       '-f',
@@ -140,31 +180,7 @@ describe('ONNX Runtime telemetry', () => {
   });
 
   it('control: opted in, the runtime starts its telemetry (in a network namespace where nothing can leave)', async () => {
-    requireTool('unshare');
-    const control = serverEnv({ KOKORO_ORT_TELEMETRY: 'true', PORT: '18080', HOST: '127.0.0.1' });
-    const dir = join(control.HOME!, '.cache/Microsoft/DeveloperTools/.onnxruntime');
-    // Not reachable from here (its own network namespace): its log and its files say when it is
-    // ready and has written them; then it is stopped as SageMaker stops it, and closes its cache.
-    const child = spawn('unshare', ['-n', process.execPath, join(ROOT, 'dist/server/main.js')], {
-      cwd: ROOT,
-      env: { ...process.env, ...control },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise((resolve) => child.once('close', resolve));
-    try {
-      await expect
-        .poll(() => stdout.includes('"msg":"ready"') && existsSync(join(dir, 'deviceid')), {
-          timeout: 30_000,
-        })
-        .toBe(true);
-    } finally {
-      child.kill('SIGTERM');
-      await exited;
-    }
+    const { stdout, stderr, dir } = await control!;
     expect(stdout).toContain('"onnxruntimeTelemetry":"on"');
     expect(existsSync(dir), stderr).toBe(true);
     expect(filesUnder(dir).sort()).toEqual(['deviceid', 'onnxruntime.db']);
