@@ -202,3 +202,17 @@ export function llmTokens(text: string): string[] {
   }
   return out;
 }
+
+/**
+ * Where two byte arrays first differ, as a sentence; undefined when they hold the same bytes.
+ * For `expect(bytesDiff(a, b)).toBeUndefined()`: `toEqual` walks large typed arrays element by
+ * element and takes about a second per half megabyte of audio.
+ */
+export function bytesDiff(actual: Uint8Array, expected: Uint8Array): string | undefined {
+  const a = Buffer.from(actual.buffer, actual.byteOffset, actual.byteLength);
+  const b = Buffer.from(expected.buffer, expected.byteOffset, expected.byteLength);
+  if (a.equals(b)) return undefined;
+  let at = 0;
+  while (at < a.length && at < b.length && a[at] === b[at]) at++;
+  return `${a.length} bytes against ${b.length}, first different at byte ${at}`;
+}
