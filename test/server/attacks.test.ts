@@ -18,6 +18,7 @@ beforeAll(async () => {
     KOKORO_WORKERS: '1',
     HTTP_MAX_PIPELINED: '8',
     HTTP_STALL_TIMEOUT_S: '1',
+    WS_IDLE_TIMEOUT_S: '2',
     WS_MAX_MESSAGE_BYTES: String(1024 * 1024),
   });
 });
@@ -212,82 +213,80 @@ describe('fragments', () => {
   });
 });
 
-// These three mostly wait for the server's stall timer, so they wait side by side; the counts of
-// the first cannot be touched by the others (half-sent headers and a silent session are no request).
-describe.concurrent('clients that stall: a POST that stops reading, slowloris', () => {
-  it('is disconnected once nothing has moved for HTTP_STALL_TIMEOUT_S, and counted as client_gone', async () => {
-    const long = Array.from({ length: 100 }, (_, i) => `Sentence ${i + 1} takes a while.`).join(' ');
-    const gone = await errorsCounted('client_gone');
-    const internal = await errorsCounted('internal_error');
-    const post = request(`${server.http}/invocations`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
+// These mostly wait for the server's stall and idle timers, so they wait side by side; the counts
+// of the first cannot be touched by the others (half-sent headers and silent sessions are no request).
+describe.concurrent(
+  'clients that stall or fall silent: a POST that stops reading, slowloris, idle sessions',
+  () => {
+    it('is disconnected once nothing has moved for HTTP_STALL_TIMEOUT_S, and counted as client_gone', async () => {
+      const long = Array.from({ length: 100 }, (_, i) => `Sentence ${i + 1} takes a while.`).join(' ');
+      const gone = await errorsCounted('client_gone');
+      const internal = await errorsCounted('internal_error');
+      const post = request(`${server.http}/invocations`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+      });
+      post.on('error', () => {});
+      post.end(JSON.stringify({ text: long, format: 'pcm' }));
+      const response = await new Promise<IncomingMessage>((resolve) => post.once('response', resolve));
+      response.pause(); // never read: the server's writes stall once the socket buffers are full
+      // The server gives up on the connection (a paused client socket does not notice: it reads nothing).
+      await expect
+        .poll(() => errorsCounted('client_gone'), { timeout: 20_000, interval: 500 })
+        .toBe(gone + 1);
+      expect(await errorsCounted('internal_error')).toBe(internal);
+      response.destroy();
     });
-    post.on('error', () => {});
-    post.end(JSON.stringify({ text: long, format: 'pcm' }));
-    const response = await new Promise<IncomingMessage>((resolve) => post.once('response', resolve));
-    response.pause(); // never read: the server's writes stall once the socket buffers are full
-    // The server gives up on the connection (a paused client socket does not notice: it reads nothing).
-    await expect.poll(() => errorsCounted('client_gone'), { timeout: 20_000, interval: 500 }).toBe(gone + 1);
-    expect(await errorsCounted('internal_error')).toBe(internal);
-    response.destroy();
-  });
-  it('connections that stop halfway through their headers are closed, and others are served meanwhile', async () => {
-    const port = Number(new URL(server.http).port);
-    const sockets = await Promise.all(
-      Array.from({ length: 50 }, async () => {
-        const socket = connect(port, '127.0.0.1');
-        await new Promise((resolve) => socket.once('connect', resolve));
-        socket.on('error', () => {});
-        socket.write('GET /ping HTTP/1.1\r\nHost: x\r\nX-Slow: ');
-        return socket;
-      }),
-    );
-    const closed = sockets.map((s) => new Promise<void>((resolve) => s.once('close', () => resolve())));
-    for (let i = 0; i < 5; i++) expect((await fetch(`${server.http}/ping`)).status).toBe(200);
-    await Promise.all(closed); // HTTP_STALL_TIMEOUT_S without a byte: the server closed every one
-    expect(sockets.every((s) => s.destroyed)).toBe(true);
-    expect((await fetch(`${server.http}/ping`)).status).toBe(200);
-  });
+    it('connections that stop halfway through their headers are closed, and others are served meanwhile', async () => {
+      const port = Number(new URL(server.http).port);
+      const sockets = await Promise.all(
+        Array.from({ length: 50 }, async () => {
+          const socket = connect(port, '127.0.0.1');
+          await new Promise((resolve) => socket.once('connect', resolve));
+          socket.on('error', () => {});
+          socket.write('GET /ping HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+          return socket;
+        }),
+      );
+      const closed = sockets.map((s) => new Promise<void>((resolve) => s.once('close', () => resolve())));
+      for (let i = 0; i < 5; i++) expect((await fetch(`${server.http}/ping`)).status).toBe(200);
+      await Promise.all(closed); // HTTP_STALL_TIMEOUT_S without a byte: the server closed every one
+      expect(sockets.every((s) => s.destroyed)).toBe(true);
+      expect((await fetch(`${server.http}/ping`)).status).toBe(200);
+    });
 
-  it('does not touch WebSocket sessions, which may be silent for long (their limit is WS_IDLE_TIMEOUT_S)', async () => {
-    const client = await TestClient.open(server.ws);
-    await new Promise((resolve) => setTimeout(resolve, 2500)); // over HTTP_STALL_TIMEOUT_S, in silence
-    client.send({ text: 'Still here after a silence.' });
-    await client.untilControls('synthesis_complete', 1);
-    expect(client.closeCode).toBeUndefined();
-    client.close();
-  });
-});
+    it('does not touch WebSocket sessions, which may be silent for long (their limit is WS_IDLE_TIMEOUT_S)', async () => {
+      const client = await TestClient.open(server.ws);
+      // Over HTTP_STALL_TIMEOUT_S (1 s), in silence, and under WS_IDLE_TIMEOUT_S (2 s).
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      client.send({ text: 'Still here after a silence.' });
+      await client.untilControls('synthesis_complete', 1);
+      expect(client.closeCode).toBeUndefined();
+      client.close();
+    });
 
-describe('idle sessions', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startServer({ WS_IDLE_TIMEOUT_S: '1' });
-  });
-  afterAll(() => server.close());
-
-  it('closes a session with no message and no ping with 1000 "idle"; pings and messages keep one open', async () => {
-    const idle = await TestClient.open(server.ws);
-    let reason = '';
-    idle.socket.on('close', (_code, why) => (reason = why.toString()));
-    const kept = await TestClient.open(server.ws);
-    const pinger = setInterval(() => kept.socket.ping(), 300);
-    try {
-      await idle.until((c) => c.closeCode !== undefined, 'the idle close', 5_000);
-      expect(idle.closeCode).toBe(1000);
-      expect(reason).toBe('idle');
-      // The pinging session outlived the idle one and still works.
-      expect(kept.closeCode).toBeUndefined();
-      kept.send({ text: 'Still here.' });
-      await kept.untilControls('synthesis_complete', 1);
-      expect(kept.closeCode).toBeUndefined();
-    } finally {
-      clearInterval(pinger);
-      kept.close();
-    }
-  });
-});
+    it('closes a session with no message and no ping with 1000 "idle"; pings and messages keep one open', async () => {
+      const idle = await TestClient.open(server.ws);
+      let reason = '';
+      idle.socket.on('close', (_code, why) => (reason = why.toString()));
+      const kept = await TestClient.open(server.ws);
+      const pinger = setInterval(() => kept.socket.ping(), 300);
+      try {
+        await idle.until((c) => c.closeCode !== undefined, 'the idle close', 5_000);
+        expect(idle.closeCode).toBe(1000);
+        expect(reason).toBe('idle');
+        // The pinging session outlived the idle one and still works.
+        expect(kept.closeCode).toBeUndefined();
+        kept.send({ text: 'Still here.' });
+        await kept.untilControls('synthesis_complete', 1);
+        expect(kept.closeCode).toBeUndefined();
+      } finally {
+        clearInterval(pinger);
+        kept.close();
+      }
+    });
+  },
+);
 
 describe('one server process, flooded and then left with lingering clients at SIGTERM', () => {
   // One worker, a 4-message cap per session, a 2 s drain. The flood comes first; SIGTERM stops
