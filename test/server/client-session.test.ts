@@ -15,11 +15,11 @@ import {
   type TtsEvent,
   type WebSocketConstructor,
 } from 'kokoro-stream-client';
-import { bytesDiff, startServer, type TestServer } from './harness.ts';
+import { bytesDiff, sharedServer, type TestServer } from './harness.ts';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startServer();
+  server = await sharedServer();
 });
 afterAll(() => server.close());
 

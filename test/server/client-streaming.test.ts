@@ -9,7 +9,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import {
@@ -28,11 +27,14 @@ import {
   type TtsResult,
 } from 'kokoro-stream-client/sagemaker';
 import { writeStandinModelDir } from '../../scripts/lib/standin-model.ts';
-import { bytesDiff, llmTokens, startServer, type TestServer } from './harness.ts';
-
-const TIMESTAMPED_MODEL_DIR = fileURLToPath(
-  new URL('../fixtures/standin-model-timestamped', import.meta.url),
-);
+import {
+  bytesDiff,
+  llmTokens,
+  TIMESTAMPED_MODEL_DIR,
+  sharedServer,
+  startServer,
+  type TestServer,
+} from './harness.ts';
 
 /** One sentence that normalization makes into six inferences of about 500 phoneme ids each. */
 const SIX_PIECES = `Codes ${Array.from({ length: 30 }, () => '987654321').join(', ')} end.`;
@@ -181,9 +183,9 @@ beforeAll(async () => {
   slowDir = mkdtempSync(join(tmpdir(), 'kokoro-client-streaming-'));
   await writeStandinModelDir(slowDir, { repeat: 60, voices: ['af_heart'], log: () => {} });
   [fast, slow, timestamped] = await Promise.all([
-    startServer(),
+    sharedServer(),
     startServer({ KOKORO_MODEL_DIR: slowDir, WS_IDLE_TIMEOUT_S: '0' }),
-    startServer({ KOKORO_MODEL_DIR: TIMESTAMPED_MODEL_DIR }),
+    sharedServer({ KOKORO_MODEL_DIR: TIMESTAMPED_MODEL_DIR }),
   ]);
 }, 120_000);
 afterAll(async () => {

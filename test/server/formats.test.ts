@@ -14,11 +14,11 @@ import {
   oggPages,
   probe,
 } from './audio-tools.ts';
-import { TestClient, requestsOf, startServer, type TestServer } from './harness.ts';
+import { TestClient, requestsOf, sharedServer, type TestServer } from './harness.ts';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startServer();
+  server = await sharedServer();
 });
 afterAll(() => server.close());
 

@@ -14,6 +14,10 @@ import { engineEvents } from '../../dist/server/engine-events.js';
 import { Lifecycle } from '../../dist/server/lifecycle.js';
 
 export const STANDIN_MODEL_DIR = fileURLToPath(new URL('../fixtures/standin-model', import.meta.url));
+/** The stand-in with a durations output, which times words. */
+export const TIMESTAMPED_MODEL_DIR = fileURLToPath(
+  new URL('../fixtures/standin-model-timestamped', import.meta.url),
+);
 
 export interface TestServer {
   readonly config: Config;
@@ -77,6 +81,25 @@ export async function startServer(
       await engine?.dispose();
     },
   };
+}
+
+const shared = new Map<string, Promise<TestServer>>();
+
+/**
+ * A server shared by every test file that asks for the same settings: the server project runs its
+ * files one after another in one process (vitest.config.ts), so one start serves them all, and it
+ * ends with the process. Its `close()` does nothing. For files whose tests leave nothing behind
+ * that another file would see; a file that counts from zero, crashes a worker or holds sessions
+ * open starts a server of its own.
+ */
+export async function sharedServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const key = JSON.stringify(Object.entries(env).sort());
+  let server = shared.get(key);
+  if (!server) {
+    server = startServer(env);
+    shared.set(key, server);
+  }
+  return { ...(await server), close: async () => {} };
 }
 
 export type Frame = { kind: 'audio'; bytes: Buffer } | { kind: 'control'; message: Record<string, unknown> };

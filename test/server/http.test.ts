@@ -9,11 +9,11 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STANDIN_MODEL_DIR, TestClient, startServer, type TestServer } from './harness.ts';
+import { STANDIN_MODEL_DIR, TestClient, sharedServer, type TestServer } from './harness.ts';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startServer();
+  server = await sharedServer();
 });
 afterAll(() => server.close());
 

@@ -15,7 +15,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPENAI_FORMATS, OPENAI_MODELS, OPENAI_VOICES } from '../../protocol/openai.ts';
 import { FFMPEG, decode } from './audio-tools.ts';
-import { startServer, type TestServer } from './harness.ts';
+import { sharedServer, type TestServer } from './harness.ts';
 
 const TEXT = 'The OpenAI client asks for speech. Kokoro answers, one sentence at a time.';
 
@@ -23,7 +23,7 @@ let server: TestServer;
 let client: OpenAI;
 let dir: string;
 beforeAll(async () => {
-  server = await startServer();
+  server = await sharedServer();
   client = new OpenAI({ baseURL: `${server.http}/v1`, apiKey: 'not-checked', maxRetries: 0 });
   dir = await mkdtemp(join(tmpdir(), 'openai-test-'));
 });

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from './harness.ts';
+import { sharedServer, type TestServer } from './harness.ts';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -151,7 +151,7 @@ describe('npm pack: the client package in another project', () => {
       ['install', tarball, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'],
       { cwd: project, env: consumerEnv(), maxBuffer: 16 * 1024 * 1024 },
     );
-    server = await startServer();
+    server = await sharedServer();
   }, 300_000);
 
   afterAll(async () => {

@@ -15,7 +15,7 @@ import {
   speakOnPage,
   type HeadlessBrowser,
 } from '../../scripts/lib/browser.ts';
-import { startServer, type TestServer } from './harness.ts';
+import { sharedServer, startServer, type TestServer } from './harness.ts';
 
 const CHROMIUM = findChromium();
 const SKIP = CHROMIUM ? '' : ' (skipped: Chromium not installed; sh scripts/test-deps.sh installs it)';
@@ -61,7 +61,7 @@ describe.skipIf(!CHROMIUM)(`the page in headless Chromium${SKIP}`, () => {
   let chromium: HeadlessBrowser;
   let page: Page;
   beforeAll(async () => {
-    server = await startServer();
+    server = await sharedServer();
     chromium = await launchChromium(CHROMIUM!);
     page = await openPage(chromium.browser, `${server.http}/`);
   }, 60_000);

@@ -5,18 +5,13 @@
  * server sends.
  */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSse } from 'kokoro-stream-client';
 import { ERROR_CODES, FORMATS, OPENAI_MODELS, OPENAI_VOICES } from '../../protocol/index.ts';
 import type { Engine } from '../../dist/model/engine.js';
 import { parseConfig } from '../../dist/server/config.js';
 import { parseOptions } from '../../dist/server/request.js';
-import { startServer, TestClient, type TestServer } from './harness.ts';
-
-const TIMESTAMPED_MODEL_DIR = fileURLToPath(
-  new URL('../fixtures/standin-model-timestamped', import.meta.url),
-);
+import { TIMESTAMPED_MODEL_DIR, sharedServer, TestClient, type TestServer } from './harness.ts';
 
 const doc = readFileSync(new URL('../../docs/protocol.md', import.meta.url), 'utf8');
 
@@ -89,7 +84,7 @@ describe('docs/protocol.md against a running server', () => {
   let server: TestServer;
   beforeAll(async () => {
     // The timestamped stand-in, so that word timestamps are sent too.
-    server = await startServer({ KOKORO_MODEL_DIR: TIMESTAMPED_MODEL_DIR });
+    server = await sharedServer({ KOKORO_MODEL_DIR: TIMESTAMPED_MODEL_DIR });
   });
   afterAll(() => server.close());
 

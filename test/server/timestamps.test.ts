@@ -3,12 +3,17 @@
  * Kokoro's timestamped export): over WebSocket, over SSE, with streamed text, and refused on a
  * model without durations.
  */
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSse } from 'kokoro-stream-client';
-import { TestClient, requestsOf, startServer, type Frame, type TestServer } from './harness.ts';
+import {
+  TestClient,
+  requestsOf,
+  TIMESTAMPED_MODEL_DIR,
+  sharedServer,
+  type Frame,
+  type TestServer,
+} from './harness.ts';
 
-const TIMESTAMPED = fileURLToPath(new URL('../fixtures/standin-model-timestamped', import.meta.url));
 const TEXT =
   'Dr. Smith paid $5 for it, on 3/4/2024. Of the people, by the people! The numbers 12,345 and 6.78 stay whole.';
 const BYTES_PER_SECOND = 24_000 * 2;
@@ -18,7 +23,10 @@ type Word = { word: string; start_s: number; end_s: number };
 let server: TestServer;
 let plain: TestServer;
 beforeAll(async () => {
-  [server, plain] = await Promise.all([startServer({ KOKORO_MODEL_DIR: TIMESTAMPED }), startServer()]);
+  [server, plain] = await Promise.all([
+    sharedServer({ KOKORO_MODEL_DIR: TIMESTAMPED_MODEL_DIR }),
+    sharedServer(),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([server.close(), plain.close()]);
