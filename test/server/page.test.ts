@@ -26,7 +26,7 @@ describe('the page’s files', () => {
   let server: TestServer;
   let off: TestServer;
   beforeAll(async () => {
-    server = await startServer({ AUTH_TOKEN: 'page-secret' });
+    server = await sharedServer({ AUTH_TOKEN: 'page-secret' });
     off = await startServer({ WEB_PAGE: 'false' });
   });
   afterAll(async () => {
@@ -149,7 +149,7 @@ describe.skipIf(!CHROMIUM)(`the page in headless Chromium${SKIP}`, () => {
   });
 
   it('with AUTH_TOKEN: the page asks for the token, then loads the voices and speaks with it', async () => {
-    const guarded = await startServer({ AUTH_TOKEN: 'browser-secret' });
+    const guarded = await sharedServer({ AUTH_TOKEN: 'page-secret' });
     const tab = await chromium.browser.newPage();
     try {
       await tab.goto(`${guarded.http}/`, { waitUntil: 'load' });
@@ -157,7 +157,7 @@ describe.skipIf(!CHROMIUM)(`the page in headless Chromium${SKIP}`, () => {
       expect(await tab.$eval('#token-row', (el) => (el as unknown as { hidden: boolean }).hidden)).toBe(
         false,
       );
-      await tab.type('#token', 'browser-secret');
+      await tab.type('#token', 'page-secret');
       await tab.$eval('#token', (el) => el.dispatchEvent(new Event('change')));
       await tab.waitForFunction(
         () => (document.getElementById('voice') as unknown as { length: number }).length > 0,
@@ -167,7 +167,6 @@ describe.skipIf(!CHROMIUM)(`the page in headless Chromium${SKIP}`, () => {
       expect(result.frames).toBeGreaterThan(0);
     } finally {
       await tab.close();
-      await guarded.close();
     }
   });
 });

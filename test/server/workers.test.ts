@@ -34,16 +34,27 @@ async function encoded(engine: Engine, text: string, format: 'mp3' | 'opus'): Pr
   return bytes;
 }
 
-describe('an encoder worker that dies', () => {
-  let engine: Engine;
-  const exits: string[] = [];
-  beforeAll(async () => {
-    engine = await createEngine(options(STANDIN_MODEL_DIR), {
-      onEncoderWorkerExit: (reason) => exits.push(reason),
-    });
-  });
-  afterAll(() => engine?.dispose());
+// Two engines, started side by side: one whose encoder worker dies, one whose inference worker
+// cannot start again.
+let engine: Engine;
+const encoderExits: string[] = [];
+let dir: string;
+let restarting: Engine;
+const exits: string[] = [];
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'kokoro-restart-'));
+  cpSync(STANDIN_MODEL_DIR, dir, { recursive: true });
+  [engine, restarting] = await Promise.all([
+    createEngine(options(STANDIN_MODEL_DIR), { onEncoderWorkerExit: (reason) => encoderExits.push(reason) }),
+    createEngine(options(dir), { onWorkerExit: ({ reason }) => exits.push(reason) }),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([engine?.dispose(), restarting?.dispose()]);
+  rmSync(dir, { recursive: true, force: true });
+});
 
+describe('an encoder worker that dies', () => {
   it('fails the request it was encoding, is replaced, and the next requests are encoded', async () => {
     expect(await encoded(engine, 'Before the crash.', 'mp3')).toBeGreaterThan(0);
     await expect(encoded(engine, 'This one __crash_encoder__ dies.', 'mp3')).rejects.toMatchObject({
@@ -52,32 +63,23 @@ describe('an encoder worker that dies', () => {
         /^Encoding the audio failed: (encoder worker failed|the encoder stream is closed)/,
       ),
     });
-    expect(exits).toEqual([expect.stringMatching(/exited with code 70/)]);
+    expect(encoderExits).toEqual([expect.stringMatching(/exited with code 70/)]);
     expect(await encoded(engine, 'After the crash.', 'mp3')).toBeGreaterThan(0);
     expect(await encoded(engine, 'And in another format.', 'opus')).toBeGreaterThan(0);
   });
 });
 
 describe('an inference worker that cannot start again', () => {
-  let dir: string;
-  let engine: Engine;
-  const exits: string[] = [];
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'kokoro-restart-'));
-    cpSync(STANDIN_MODEL_DIR, dir, { recursive: true });
-    engine = await createEngine(options(dir), { onWorkerExit: ({ reason }) => exits.push(reason) });
-  });
-  afterAll(async () => {
-    await engine?.dispose();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
   it('is retried while its model is gone, with no worker meanwhile, and serves once it can start', async () => {
     const model = join(dir, 'onnx', 'model.onnx');
     renameSync(model, `${model}.away`);
-    const voice = engine.voices.resolve('af_heart');
+    const voice = restarting.voices.resolve('af_heart');
     const crashed = async () => {
-      for await (const chunk of engine.stream({ text: 'Down __crash_worker__ it goes.', voice, speed: 1 }))
+      for await (const chunk of restarting.stream({
+        text: 'Down __crash_worker__ it goes.',
+        voice,
+        speed: 1,
+      }))
         void chunk;
     };
     await expect(crashed()).rejects.toMatchObject({ code: 'inference_failed' });
@@ -86,11 +88,11 @@ describe('an inference worker that cannot start again', () => {
       .poll(() => exits.filter((r) => r.startsWith('restart failed')).length, { timeout: 10_000 })
       .toBeGreaterThanOrEqual(2);
     expect(exits[0]).toMatch(/exited with code 70/);
-    expect(engine.load().workers).toBe(0);
+    expect(restarting.load().workers).toBe(0);
     renameSync(`${model}.away`, model);
-    await expect.poll(() => engine.load().workers, { timeout: 20_000 }).toBe(1);
+    await expect.poll(() => restarting.load().workers, { timeout: 20_000 }).toBe(1);
     let chunks = 0;
-    for await (const chunk of engine.stream({ text: 'Back again.', voice, speed: 1 }))
+    for await (const chunk of restarting.stream({ text: 'Back again.', voice, speed: 1 }))
       chunks += chunk.samples.length > 0 ? 1 : 0;
     expect(chunks).toBe(1);
   });
