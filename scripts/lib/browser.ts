@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 
 /** The little of the DOM the functions below run inside the page (the project builds without DOM types). */
-declare const document: { getElementById(id: string): { textContent: string | null } | null };
+declare const document: {
+  getElementById(id: string): { textContent: string | null; className?: string } | null;
+};
 
 /** Where Chromium is: `CHROMIUM_PATH`, else Debian's and Ubuntu's usual places; undefined when none. */
 export function findChromium(): string | undefined {
@@ -95,9 +97,14 @@ export async function speakOnPage(
   if (options.voice !== undefined) await page.select('#voice', options.voice);
   await page.click(`input[name="mode"][value="${options.mode ?? 'whole'}"]`);
   await page.click('#speak');
+  // Done, stopped, or any error the page reports (the status's class says so): a session that
+  // closed or never opened ends the wait with its reason instead of running out the time.
   await page.waitForFunction(
-    () => /^(done|error|stopped)/.test(document.getElementById('status')?.textContent ?? ''),
-    { timeout: options.timeoutMs ?? 60_000 },
+    () => {
+      const status = document.getElementById('status');
+      return /^(done|error|stopped)/.test(status?.textContent ?? '') || status?.className === 'error';
+    },
+    { timeout: options.timeoutMs ?? 30_000 },
   );
   return readMeters(page);
 }
