@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inProcessApp, type InProcessApp } from './in-process.ts';
-import { upgrade, type SessionClient } from './ws-client.ts';
+import { upgrade, type TestClient } from './ws-client.ts';
 
 let running: InProcessApp;
 beforeAll(async () => {
@@ -20,7 +20,7 @@ async function speak(query: string, headers: Record<string, string> = {}, path =
   return handshake.client!;
 }
 
-const metadata = (client: SessionClient) => client.controls()[0];
+const metadata = (client: TestClient) => client.controls()[0];
 
 describe('/v1/speak query errors: a Warning naming the problem, then 1008', () => {
   it.each([

@@ -12,6 +12,9 @@ import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import WebSocket from 'ws';
+import { TestClient } from '../test-client.ts';
+
+export type { TestClient } from '../test-client.ts';
 
 /** One end of an in-memory socket: its peer reads what it writes, and sees its end or its loss. */
 class SocketEnd extends Duplex {
@@ -39,111 +42,6 @@ class SocketEnd extends Duplex {
   }
 }
 
-export type Frame = { kind: 'audio'; bytes: Buffer } | { kind: 'control'; message: Record<string, unknown> };
-
-/** A session's client: every frame in arrival order (text frames are control, binary are audio). */
-export class SessionClient {
-  readonly frames: Frame[] = [];
-  readonly socket: WebSocket;
-  closeCode: number | undefined;
-  closeReason = '';
-  #waiters: (() => void)[] = [];
-
-  constructor(socket: WebSocket) {
-    this.socket = socket;
-    socket.on('message', (data: Buffer, binary) => {
-      this.frames.push(
-        binary ? { kind: 'audio', bytes: data } : { kind: 'control', message: JSON.parse(data.toString()) },
-      );
-      this.#wake();
-    });
-    socket.on('close', (code, reason) => {
-      this.closeCode = code;
-      this.closeReason = reason.toString();
-      this.#wake();
-    });
-  }
-
-  /** Sends a JSON object or a string as a binary frame (as SageMaker does), or a text frame. */
-  send(message: Record<string, unknown> | string | Buffer, binary = true): void {
-    const payload = Buffer.isBuffer(message)
-      ? message
-      : Buffer.from(typeof message === 'string' ? message : JSON.stringify(message));
-    this.socket.send(payload, { binary });
-  }
-
-  controls(type?: string): Record<string, unknown>[] {
-    return this.frames
-      .filter((f): f is Extract<Frame, { kind: 'control' }> => f.kind === 'control')
-      .map((f) => f.message)
-      .filter((m) => type === undefined || m.type === type);
-  }
-
-  /** Audio bytes between each synthesis_start and its synthesis_complete, by request id. */
-  requests(): { id: string; audio: number; complete: boolean }[] {
-    const out: { id: string; audio: number; complete: boolean }[] = [];
-    for (const f of this.frames) {
-      const current = out.at(-1);
-      if (f.kind === 'audio') {
-        if (!current || current.complete) throw new Error('audio outside a request');
-        current.audio += f.bytes.length;
-      } else if (f.message.type === 'synthesis_start') {
-        out.push({ id: String(f.message.request_id), audio: 0, complete: false });
-      } else if (f.message.type === 'synthesis_complete') {
-        if (!current || current.id !== f.message.request_id)
-          throw new Error('synthesis_complete out of order');
-        current.complete = true;
-      }
-    }
-    return out;
-  }
-
-  /** Waits until `predicate` holds; checked after every frame and on close. */
-  async until(predicate: (c: SessionClient) => boolean, what: string, timeoutMs = 5000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!predicate(this)) {
-      if (this.closeCode !== undefined) throw new Error(`closed (${this.closeCode}) before ${what}`);
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${this.describe()}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 50);
-        this.#waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
-  }
-
-  untilControls(type: string, count: number): Promise<void> {
-    return this.until((c) => c.controls(type).length >= count, `${count} ${type} frame(s)`);
-  }
-
-  /** Resolves with the close code once the session is closed. */
-  async closed(timeoutMs = 5000): Promise<number> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.closeCode === undefined) {
-      if (Date.now() > deadline) throw new Error(`not closed: ${this.describe()}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    return this.closeCode;
-  }
-
-  describe(): string {
-    return this.frames
-      .map((f) => (f.kind === 'audio' ? `audio(${f.bytes.length})` : JSON.stringify(f.message)))
-      .join(', ')
-      .slice(0, 2000);
-  }
-
-  close(): void {
-    this.socket.close();
-  }
-
-  #wake(): void {
-    for (const wake of this.#waiters.splice(0)) wake();
-  }
-}
-
 export interface Handshake {
   readonly status: number;
   /** The response's headers, names in lower case. */
@@ -151,7 +49,7 @@ export interface Handshake {
   /** A refusal's body, parsed as JSON (undefined when it has none). */
   readonly body: Record<string, unknown> | undefined;
   /** The session, when the server switched protocols. */
-  readonly client: SessionClient | undefined;
+  readonly client: TestClient | undefined;
 }
 
 /** ws's constructor as @fastify/websocket's `injectWS` calls it: a client given its socket later. */
@@ -216,7 +114,7 @@ export function upgrade(
         const socket = new (WebSocket as unknown as ClientConstructor)(null, undefined, {
           closeTimeout: 1000,
         });
-        const client = new SessionClient(socket);
+        const client = new TestClient(socket);
         const raw = socket as unknown as ClientSocket;
         raw._isServer = false; // a client masks what it sends
         finish({ status, headers: answer, body: undefined, client });
@@ -238,7 +136,7 @@ export async function openSession(
   app: FastifyInstance,
   url = '/invocations-bidirectional-stream',
   headers: Readonly<Record<string, string>> = {},
-): Promise<SessionClient> {
+): Promise<TestClient> {
   const handshake = await upgrade(app, url, headers);
   if (!handshake.client)
     throw new Error(`upgrade refused: ${handshake.status} ${JSON.stringify(handshake.body)}`);

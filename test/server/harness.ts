@@ -6,7 +6,6 @@
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
-import WebSocket from 'ws';
 import { createEngine, type Engine } from '../../dist/model/engine.js';
 import { buildApp } from '../../dist/server/app.js';
 import { engineOptions, parseConfig, type Config } from '../../dist/server/config.js';
@@ -102,118 +101,7 @@ export async function sharedServer(env: Record<string, string> = {}): Promise<Te
   return { ...(await server), close: async () => {} };
 }
 
-export type Frame = { kind: 'audio'; bytes: Buffer } | { kind: 'control'; message: Record<string, unknown> };
-
-/**
- * A WebSocket client that records every frame in arrival order. Control frames are told from
- * audio by the contract's rule: text frames are control; binary frames are audio.
- */
-export class TestClient {
-  readonly frames: Frame[] = [];
-  readonly socket: WebSocket;
-  closeCode: number | undefined;
-  #waiters: (() => void)[] = [];
-
-  private constructor(socket: WebSocket) {
-    this.socket = socket;
-    socket.on('message', (data: Buffer, isBinary) => {
-      this.frames.push(
-        isBinary
-          ? { kind: 'audio', bytes: data }
-          : { kind: 'control', message: JSON.parse(data.toString('utf8')) },
-      );
-      this.#wake();
-    });
-    socket.on('close', (code) => {
-      this.closeCode = code;
-      this.#wake();
-    });
-  }
-
-  static open(url: string): Promise<TestClient> {
-    return new Promise((resolve, reject) => {
-      const socket = new WebSocket(url);
-      const client = new TestClient(socket);
-      socket.once('open', () => resolve(client));
-      socket.once('error', reject);
-    });
-  }
-
-  /** Sends a JSON object or a string as a binary frame (as SageMaker does) or a text frame. */
-  send(message: Record<string, unknown> | string | Buffer, binary = true): void {
-    const payload = Buffer.isBuffer(message)
-      ? message
-      : Buffer.from(typeof message === 'string' ? message : JSON.stringify(message));
-    this.socket.send(payload, { binary });
-  }
-
-  controls(type?: string): Record<string, unknown>[] {
-    return this.frames
-      .filter((f): f is Extract<Frame, { kind: 'control' }> => f.kind === 'control')
-      .map((f) => f.message)
-      .filter((m) => type === undefined || m.type === type);
-  }
-
-  /** Waits until `predicate` holds (checked after every frame and on close). */
-  async until(predicate: (c: TestClient) => boolean, what = 'condition', timeoutMs = 30_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!predicate(this)) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; frames: ${this.describe()}`);
-      if (this.closeCode !== undefined && !predicate(this)) {
-        throw new Error(`socket closed (${this.closeCode}) before ${what}; frames: ${this.describe()}`);
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 200);
-        this.#waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
-  }
-
-  /** Waits for `count` frames of the given control type. */
-  untilControls(type: string, count: number): Promise<void> {
-    return this.until((c) => c.controls(type).length >= count, `${count} ${type} frame(s)`);
-  }
-
-  describe(): string {
-    return this.frames
-      .map((f) => (f.kind === 'audio' ? `audio(${f.bytes.length})` : JSON.stringify(f.message)))
-      .join(', ')
-      .slice(0, 2000);
-  }
-
-  close(): void {
-    this.socket.close();
-  }
-
-  #wake(): void {
-    for (const w of this.#waiters.splice(0)) w();
-  }
-}
-
-/** Per-request view of the frames: audio bytes between synthesis_start and synthesis_complete. */
-export function requestsOf(
-  frames: readonly Frame[],
-): { id: string; audio: Buffer[]; complete?: Record<string, unknown> }[] {
-  const out: { id: string; audio: Buffer[]; complete?: Record<string, unknown> }[] = [];
-  let current: (typeof out)[number] | undefined;
-  for (const f of frames) {
-    if (f.kind === 'control' && f.message.type === 'synthesis_start') {
-      current = { id: String(f.message.request_id), audio: [] };
-      out.push(current);
-    } else if (f.kind === 'audio') {
-      if (!current) throw new Error('audio before synthesis_start');
-      current.audio.push(f.bytes);
-    } else if (f.kind === 'control' && f.message.type === 'synthesis_complete') {
-      if (!current || current.id !== f.message.request_id) throw new Error('synthesis_complete out of order');
-      current.complete = f.message;
-      current = undefined;
-    }
-  }
-  return out;
-}
+export { TestClient, requestsOf, type Frame } from '../test-client.ts';
 
 /** Pieces of one to four characters, as an LLM's tokens come. */
 export function llmTokens(text: string): string[] {
