@@ -3,6 +3,7 @@
  * back whole, line breaks cut independently, the cache changes nothing), and time linear in length.
  */
 import { describe, expect, it } from 'vitest';
+import { cpuTimeMs } from './cpu-time.ts';
 import { tokenize } from '../../model/text/en/tokenizer.ts';
 
 function random(seed: number): () => number {
@@ -86,22 +87,10 @@ describe('tokenize: linear time', () => {
     emoticons: (n) => ':)'.repeat(n / 2),
   };
 
-  /** Best of five, in milliseconds of this process's CPU time, never below 1 ms. */
-  function time(run: () => unknown): number {
-    let best = Infinity;
-    for (let i = 0; i < 5; i++) {
-      const started = process.cpuUsage();
-      run();
-      const used = process.cpuUsage(started);
-      best = Math.min(best, (used.user + used.system) / 1000);
-    }
-    return Math.max(best, 1);
-  }
-
   it.each(Object.entries(INPUTS))('grows linearly on %s (100 KB / 10 KB ≤ 30)', (_name, make) => {
     const small = make(10_000);
     const large = make(100_000);
     tokenize(small);
-    expect(time(() => tokenize(large)) / time(() => tokenize(small))).toBeLessThanOrEqual(30);
+    expect(cpuTimeMs(() => tokenize(large)) / cpuTimeMs(() => tokenize(small))).toBeLessThanOrEqual(30);
   });
 });

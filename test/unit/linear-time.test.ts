@@ -6,6 +6,7 @@
  * takes linear code to 12–15 here, more on a busy machine; quadratic code lands near 100.
  */
 import { describe, expect, it } from 'vitest';
+import { cpuTimeMs } from './cpu-time.ts';
 import { parseVoiceSpec } from '../../model/kokoro/voices.ts';
 import { normalizeText } from '../../model/text/normalize.ts';
 import { normalizeIntl } from '../../model/text/normalize-intl.ts';
@@ -58,27 +59,12 @@ const PARSERS: Record<string, (input: string) => unknown> = {
   'code point count': (input) => codePointLength(input),
 };
 
-/**
- * Best of five, in milliseconds of this process's CPU time (so another process taking the core
- * meanwhile does not count), and never below 1 ms: below that, timer noise would decide.
- */
-function time(run: () => unknown): number {
-  let best = Infinity;
-  for (let i = 0; i < 5; i++) {
-    const started = process.cpuUsage();
-    run();
-    const used = process.cpuUsage(started);
-    best = Math.min(best, (used.user + used.system) / 1000);
-  }
-  return Math.max(best, 1);
-}
-
 describe.each(Object.entries(PARSERS))('%s', (_name, parse) => {
   it.each(Object.entries(INPUTS))('grows linearly on %s (100 KB / 10 KB ≤ 30)', (_input, make) => {
     const small = make(10_000);
     const large = make(100_000);
     parse(small); // warm up the code paths first
-    const ratio = time(() => parse(large)) / time(() => parse(small));
+    const ratio = cpuTimeMs(() => parse(large)) / cpuTimeMs(() => parse(small));
     expect(ratio).toBeLessThanOrEqual(30);
   });
 });
