@@ -9,7 +9,7 @@ import WebSocket from 'ws';
 const MB = 1024 * 1024;
 
 /** A process's resident memory, in MB. */
-function rssMb(pid: number): number {
+export function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
 }
