@@ -10,6 +10,7 @@ export const ERROR_CODES = {
   TTS_ERR_UNKNOWN_TYPE: { code: 'unknown_type', status: 400 },
   TTS_ERR_INVALID_OPTION: { code: 'invalid_option', status: 400 },
   TTS_ERR_EMPTY_TEXT: { code: 'empty_text', status: 400 },
+  TTS_ERR_INVALID_MARKUP: { code: 'invalid_markup', status: 400 },
   TTS_ERR_VOICE_NOT_FOUND: { code: 'voice_not_found', status: 400 },
   TTS_ERR_LANGUAGE_UNSUPPORTED: { code: 'language_unsupported', status: 400 },
   TTS_ERR_TIMESTAMPS_UNAVAILABLE: { code: 'timestamps_unavailable', status: 400 },
