@@ -10,7 +10,8 @@
  * mark (either `,` or `.`, so `$5.99` and `5,99 $` both work); other separators group thousands.
  */
 import type { LanguageCode } from '../kokoro/constants.ts';
-import { cleanCharacters, normalizeText } from './normalize.ts';
+import { cleanCharacters, keepAsWritten, normalizeText } from './normalize.ts';
+import { DEFAULT_NORMALIZATION, type NormalizationOptions } from './normalization-options.ts';
 import { normalizeJapanese } from './japanese.ts';
 import { normalizeMandarin } from './mandarin.ts';
 
@@ -172,22 +173,34 @@ export function normalizeIntl(text: string, lang: EspeakLang): string {
   return s.replace(/ {2,}/g, ' ').trim();
 }
 
-/** The normalization of any language this front end phonemizes with espeak-ng. */
-export function normalizeFor(text: string, lang: LanguageCode): string {
+/**
+ * The normalization of any language this front end phonemizes, under a request's switches
+ * (`normalization_options`; absent: DEFAULT_NORMALIZATION, what it has always done). English
+ * honours every switch (normalize.ts). The other languages have no unit, phone, URL, e-mail,
+ * plural or symbol reader, so only `normalize` applies to them: false sends the text as written
+ * (keepAsWritten: control characters dropped, white space collapsed), skipping the money and
+ * number rules above, Japanese kana numbers and NFKC, Mandarin numbers and punctuation.
+ */
+export function normalizeFor(
+  text: string,
+  lang: LanguageCode,
+  options: NormalizationOptions = DEFAULT_NORMALIZATION,
+): string {
+  const asWritten = !options.normalize;
   switch (lang) {
     case 'a':
     case 'b':
-      return normalizeText(text, lang, { misaki: true });
+      return asWritten ? keepAsWritten(text) : normalizeText(text, lang, { ...options, misaki: true });
     case 'e':
     case 'f':
     case 'h':
     case 'i':
     case 'p':
-      return normalizeIntl(text, lang);
+      return asWritten ? keepAsWritten(text) : normalizeIntl(text, lang);
     case 'j':
-      return normalizeJapanese(text);
+      return asWritten ? keepAsWritten(text) : normalizeJapanese(text);
     case 'z':
-      return normalizeMandarin(text);
+      return asWritten ? keepAsWritten(text) : normalizeMandarin(text);
     default:
       throw new Error(`No normalization for language '${lang}'`);
   }

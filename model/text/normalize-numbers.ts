@@ -116,6 +116,8 @@ const CENTS = new RegExp(String.raw`${B}(${INT}) ?¢`, 'gu');
 const PERCENT = new RegExp(String.raw`(${SIGNED}) ?%`, 'gu');
 const DEGREES = new RegExp(String.raw`(${SIGNED}) ?(?:°(?: ?([CF])(?![\p{L}]))?|(℃)|(℉))`, 'gu');
 const UNIT = new RegExp(String.raw`(${SIGNED}) ?(${UNIT_ALTERNATION})([²³])?(?![\p{L}\p{N}_])`, 'gu');
+/** The magnitudes among UNITS ("10k", "5 bn"): read even when units are not. */
+const MAGNITUDE_UNIT = new RegExp(String.raw`(${SIGNED}) ?(k|bn)([²³])?(?![\p{L}\p{N}_])`, 'gu');
 const VULGAR_FRACTION = new RegExp(String.raw`(?:${B}(\d+) ?)?([${Object.keys(VULGAR).join('')}])`, 'gu');
 const SLASH_FRACTION = /(?<![\p{L}\p{N}_/]|\d\.)(?:(\d+) )?(\d{1,2})\/(\d{1,2})(?![\p{N}_/]|\.\d)/gu;
 const ORDINAL = new RegExp(String.raw`${B}(${INT})(st|nd|rd|th)(?![\p{L}\p{N}_])`, 'giu');
@@ -131,11 +133,25 @@ const ZERO_AMOUNT = /^[0,]*$/;
 
 const MISAKI_CURRENCIES = new Set(['$', '£', '€']);
 
+/** The readers a request may switch off (normalization-options.ts); both on by default. */
+export interface NumberSwitches {
+  /** Units and degrees ("5 km", "25°C"); off, they stay as written. */
+  readonly units?: boolean;
+  /** Phone numbers; off, their digits go to the rules after it (as in Kokoro-FastAPI). */
+  readonly phone?: boolean;
+}
+
 /**
  * Every number-like form in `s` (a span between protected ones) → words, rule by rule in the order
- * above; `british` for British English, `misaki` to leave misaki's own forms as written.
+ * above; `british` for British English, `misaki` to leave misaki's own forms as written, `switches`
+ * to leave units or phone numbers unread.
  */
-export function normalizeNumbers(s: string, british: boolean, misaki: boolean): string {
+export function normalizeNumbers(
+  s: string,
+  british: boolean,
+  misaki: boolean,
+  switches: NumberSwitches = {},
+): string {
   const opts: NumberWordsOptions = { and: british };
   const num = (numeral: string): string => readNumeral(numeral, opts);
 
@@ -150,13 +166,14 @@ export function normalizeNumbers(s: string, british: boolean, misaki: boolean): 
     return validDay(month, day) ? readDate(Number(y), month, day, british) : m;
   });
   s = s.replace(SPACE_GROUPED, (m) => (ZERO_GROUP.test(m) ? m.replace(SPACE, '') : m));
-  s = s.replace(PHONE, (m, plus: string | undefined) => {
-    const groups = m.match(DIGIT_RUNS) ?? [];
-    let digits = 0;
-    for (const g of groups) digits += g.length;
-    if (digits < 7) return m;
-    return (plus === undefined ? '' : 'plus ') + groups.map(digitsToWords).join(', ');
-  });
+  if (switches.phone !== false)
+    s = s.replace(PHONE, (m, plus: string | undefined) => {
+      const groups = m.match(DIGIT_RUNS) ?? [];
+      let digits = 0;
+      for (const g of groups) digits += g.length;
+      if (digits < 7) return m;
+      return (plus === undefined ? '' : 'plus ') + groups.map(digitsToWords).join(', ');
+    });
   for (const [re, words] of OPERATORS) s = s.replace(re, words);
   s = s.replace(CURRENCY_RANGE, (m, sym: string, a: string, b: string, word?: string, letter?: string) => {
     const magnitude = word ?? (letter === undefined ? undefined : MAGNITUDE_WORDS[letter]);
@@ -263,17 +280,19 @@ export function normalizeNumbers(s: string, british: boolean, misaki: boolean): 
   s = s.replace(CENTS, (_m, n: string) => `${num(n)} ${n === '1' ? 'cent' : 'cents'}`);
   // Ours even before misaki: misaki would carry a $ amount's currency onto a following percentage.
   s = s.replace(PERCENT, (_m, n: string) => `${num(n)} percent`);
-  s = s.replace(DEGREES, (_m, n: string, scale?: string, celsius?: string, fahrenheit?: string) => {
-    const degrees = isOne(n) ? 'degree' : 'degrees';
-    const name =
-      scale === 'C' || celsius !== undefined
-        ? ' Celsius'
-        : scale === 'F' || fahrenheit !== undefined
-          ? ' Fahrenheit'
-          : '';
-    return `${num(n)} ${degrees}${name}`;
-  });
-  s = s.replace(UNIT, (_m, n: string, unit: string, power?: string) => {
+  const units = switches.units !== false;
+  if (units)
+    s = s.replace(DEGREES, (_m, n: string, scale?: string, celsius?: string, fahrenheit?: string) => {
+      const degrees = isOne(n) ? 'degree' : 'degrees';
+      const name =
+        scale === 'C' || celsius !== undefined
+          ? ' Celsius'
+          : scale === 'F' || fahrenheit !== undefined
+            ? ' Fahrenheit'
+            : '';
+      return `${num(n)} ${degrees}${name}`;
+    });
+  s = s.replace(units ? UNIT : MAGNITUDE_UNIT, (_m, n: string, unit: string, power?: string) => {
     const [one, many] = UNITS[unit];
     const prefix = power === '²' ? 'square ' : power === '³' ? 'cubic ' : '';
     return `${num(n)} ${prefix}${isOne(n) ? one : many}`;

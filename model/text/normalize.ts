@@ -13,7 +13,8 @@
  * Characters, protected spans and abbreviations are handled here; numbers in normalize-numbers.ts;
  * the tables and readers both use in normalize-words.ts.
  */
-import { normalizeNumbers } from './normalize-numbers.ts';
+import { DEFAULT_NORMALIZATION, type NormalizationOptions } from './normalization-options.ts';
+import { normalizeNumbers, type NumberSwitches } from './normalize-numbers.ts';
 import { atTextEnd, continuesSentence } from './normalize-words.ts';
 
 export {
@@ -72,6 +73,97 @@ export function cleanCharacters(text: string): string {
     .replace(SPACES, ' ')
     .replace(NEWLINES, '\n')
     .trim();
+}
+
+/**
+ * The text as written, for `normalize: false`: line breaks unified, control characters dropped,
+ * runs of white space collapsed, the ends trimmed; nothing else changes, not even punctuation.
+ */
+export function keepAsWritten(text: string): string {
+  return text
+    .replace(LINE_BREAKS, '\n')
+    .replace(CONTROL, '')
+    .replace(SPACES, ' ')
+    .replace(NEWLINES, '\n')
+    .trim();
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * URLs and e-mail addresses spelled out, when a request asks (`url_normalization`,
+ * `email_normalization`): Kokoro-FastAPI's `handle_url` and `handle_email`
+ * (remsky/Kokoro-FastAPI api/src/services/text_processing/normalizer.py). Otherwise they are
+ * protected below and the English G2P reads them.
+ * ---------------------------------------------------------------------------------------------- */
+
+/**
+ * Kokoro-FastAPI's VALID_TLDS: a bare domain is a URL only with one of these, in lower case here
+ * (theirs matches any case, so "bed.It was" would be a domain), as schemes and `www.` are.
+ */
+const TLDS =
+  'com|org|net|edu|gov|mil|int|biz|info|name|pro|coop|museum|travel|jobs|mobi|tel|asia|cat|xxx|aero|arpa|bg|br|ca|cn|de|es|eu|fr|in|it|jp|mx|nl|ru|uk|us|io|co';
+const URL_END = String.raw`[^\s<>"“”]*[^\s<>"“”.,;:!?'()]`;
+/**
+ * 1: a URL with a scheme or `www.` (as PROTECTED has it); 2: an e-mail address; 3: a bare domain,
+ * IPv4 address or `localhost`, with optional port and path. Alternatives in one regex so that the
+ * leftmost wins: an address inside a URL is part of the URL. Each starts only where a token does.
+ */
+const ADDRESS = new RegExp(
+  [
+    String.raw`(\b(?:https?|ftp)://${URL_END}|\bwww\.${URL_END})`,
+    String.raw`((?<![\w.+-])[\w.+-]+@[A-Za-z\d-]+(?:\.[A-Za-z\d-]+)+)`,
+    String.raw`((?<![\w.@+-])(?:(?:[A-Za-z\d-]+\.)+(?:${TLDS})|\d{1,3}(?:\.\d{1,3}){3}|localhost)(?::\d+)?(?:[/?]${URL_END})?(?![\w@-]|\.\w))`,
+  ].join('|'),
+  'g',
+);
+
+/** Symbols inside a URL (and an address's local part) → words, as handle_url has them. */
+// prettier-ignore
+const URL_SYMBOLS: Readonly<Record<string, string>> = {
+  '-': ' dash ', _: ' underscore ', '?': ' question mark ', '=': ' equals ', '&': ' ampersand ',
+  '%': ' percent ', ':': ' colon ', '/': ' slash ', '.': ' dot ', '+': ' plus ',
+};
+const PATH_SYMBOLS = /[-_?=&%:/.]/g;
+const LOCAL_SYMBOLS = /[-_.+]/g;
+const WHITE = /\s+/g;
+
+/**
+ * `https://www.example.com:8080/a-b?c=1` → "https www example dot com colon 8080 slash a dash b
+ * question mark c equals 1". Unlike handle_url, dots in the path are read too ("index dot html":
+ * Kokoro-FastAPI's later acronym rule turns them into hyphens) and `?` is "question mark".
+ */
+function readUrl(url: string): string {
+  let s = url
+    .replace(/^(https?|ftp):\/\//, '$1 ')
+    .replace(/^www\./, 'www ')
+    .replace(/:(\d+)(?=\/|$)/g, ' colon $1');
+  const slash = s.indexOf('/');
+  const domain = slash < 0 ? s : s.slice(0, slash);
+  const path = slash < 0 ? '' : s.slice(slash + 1);
+  s = domain.replaceAll('.', ' dot ') + (path === '' ? '' : ` slash ${path}`);
+  return s
+    .replace(PATH_SYMBOLS, (c) => URL_SYMBOLS[c])
+    .replace(WHITE, ' ')
+    .trim();
+}
+
+/**
+ * `jane.doe+tag@example.co.uk` → "jane dot doe plus tag at example dot co dot uk". handle_email
+ * reads only the domain's dots; the local part's symbols are read here too.
+ */
+function readEmail(address: string): string {
+  const at = address.lastIndexOf('@');
+  const local = address.slice(0, at).replace(LOCAL_SYMBOLS, (c) => URL_SYMBOLS[c]);
+  const domain = address.slice(at + 1).replaceAll('.', ' dot ');
+  return `${local} at ${domain}`.replace(WHITE, ' ').trim();
+}
+
+function readAddresses(text: string, urls: boolean, emails: boolean): string {
+  return text.replace(ADDRESS, (m, withScheme?: string, email?: string, bare?: string) => {
+    if (withScheme !== undefined) return urls ? readUrl(m) : m;
+    if (email !== undefined) return emails ? readEmail(m) : m;
+    if (bare !== undefined) return urls ? readUrl(m) : m;
+    return m;
+  });
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -150,13 +242,35 @@ const SYMBOLS: readonly (readonly [RegExp, string])[] = [
   [/ *± */g, ' plus or minus '],
 ];
 
+/**
+ * `replace_remaining_symbols`: what is left of Kokoro-FastAPI's SYMBOL_REPLACEMENTS after the rules
+ * above (they read `&`, `@`, `#5`, `~5`, `50%`, `2 + 2`, `x = 5` whatever the switch), applied to
+ * the text between protected spans. `$` before a digit is misaki's to read. `<` and `>` between
+ * operands are ours (theirs has none).
+ */
+// prettier-ignore
+const REMAINING: Readonly<Record<string, string>> = {
+  '~': ' ', '@': ' at ', '#': ' number ', $: ' dollar ', '%': ' percent ', '^': ' ', '&': ' and ',
+  '*': ' ', _: ' ', '|': ' ', '\\': ' ', '/': ' slash ', '=': ' equals ', '+': ' plus ',
+};
+const REMAINING_SYMBOL = /[~@#%^&*_|\\/=+]|\$(?! ?\d)/g;
+/** A symbol dropped before a mark ("*bold*," → "bold ,") leaves a space there. */
+const SPACE_BEFORE_MARK = / +(?=[,.;:!?](?:\s|$))/g;
+const COMPARISON = /(?<=[\p{L}\p{N}] ?)([<>])(=?)(?= ?[\p{L}\p{N}])/gu;
+
+/** `optional_pluralization_normalization`: `file(s)` → `files` (Kokoro-FastAPI: any `(s)`). */
+const OPTIONAL_PLURAL = /(?<=\p{L})\(([sS])\)/gu;
+
 /** Fractions as glyphs count as digits: only spans with one go through the number rules. */
 const HAS_DIGIT = /[\d\u00BC-\u00BE\u2150-\u215E]/;
 const EN_DASH = / ?\u2013 ?/g;
 const MULTI_SPACE = / {2,}/g;
 
-/** What normalizeText leaves to the front end after it. */
-export interface NormalizeOptions {
+/**
+ * What normalizeText leaves to the front end after it, and the request's switches
+ * (normalization-options.ts); a switch left out takes its default, DEFAULT_NORMALIZATION.
+ */
+export interface NormalizeOptions extends Partial<NormalizationOptions> {
   /**
    * misaki reads plain numbers, decimals, 4-digit years, ordinals and $ £ € amounts itself (`Lexicon.get_number`): leave them to it, since its reading is what Kokoro was trained
    * on. Dates, times, phone numbers, units, ranges, fractions and magnitudes stay ours.
@@ -164,7 +278,13 @@ export interface NormalizeOptions {
   readonly misaki?: boolean;
 }
 
-function normalizeSpan(s: string, british: boolean, misaki: boolean): string {
+interface SpanSwitches extends NumberSwitches {
+  readonly plurals: boolean;
+  readonly symbols: boolean;
+}
+
+function normalizeSpan(s: string, british: boolean, misaki: boolean, switches: SpanSwitches): string {
+  if (switches.plurals) s = s.replace(OPTIONAL_PLURAL, '$1');
   s = s.replace(
     TITLE,
     (_m, short?: string, saint?: string, long?: string) => TITLES[short ?? saint ?? long ?? ''],
@@ -185,7 +305,16 @@ function normalizeSpan(s: string, british: boolean, misaki: boolean): string {
   });
   s = s.replace(LABEL, (_m, label: string) => `${LABELS[label.toLowerCase()]} `);
   for (const [re, words] of SYMBOLS) s = s.replace(re, words);
-  if (HAS_DIGIT.test(s)) s = normalizeNumbers(s, british, misaki);
+  if (HAS_DIGIT.test(s)) s = normalizeNumbers(s, british, misaki, switches);
+  if (switches.symbols)
+    s = s
+      .replace(
+        COMPARISON,
+        (_m, sign: string, eq: string) =>
+          ` ${sign === '<' ? 'less' : 'greater'} than${eq === '' ? '' : ' or equal to'} `,
+      )
+      .replace(REMAINING_SYMBOL, (c) => REMAINING[c])
+      .replace(SPACE_BEFORE_MARK, '');
   return s;
 }
 
@@ -193,7 +322,9 @@ function normalizeSpan(s: string, british: boolean, misaki: boolean): string {
  * Rewrites written English into speakable words for espeak-ng: typographic and CJK punctuation,
  * numbers, money, percentages, times, dates, units, common abbreviations and symbols. Sentence
  * punctuation is kept; anything not recognised passes through unchanged. URLs, e-mail addresses,
- * versions (`v2.0`, `1.2.3`) and other dotted numbers are left for espeak.
+ * versions (`v2.0`, `1.2.3`) and other dotted numbers are left for espeak, unless `options` asks
+ * for URLs or addresses to be spelled out. `options` also switches readers off or on (see
+ * normalization-options.ts); with `normalize: false` the text is returned as written (keepAsWritten).
  *
  * Years: a bare 4-digit number from 1100 to 2099 (no thousands separator, not part of a decimal,
  * not after a currency sign, not before `%`, a unit or a magnitude, not glued to letters) is read
@@ -204,18 +335,31 @@ function normalizeSpan(s: string, british: boolean, misaki: boolean): string {
  * @param lang - `a` American or `b` British English (see the module notes for what differs).
  */
 export function normalizeText(text: string, lang: EnglishLang, options: NormalizeOptions = {}): string {
+  const on = (name: keyof NormalizationOptions): boolean => options[name] ?? DEFAULT_NORMALIZATION[name];
+  if (!on('normalize')) return keepAsWritten(text);
   const misaki = options.misaki ?? false;
   const british = lang === 'b';
-  const clean = cleanCharacters(text);
+  const switches: SpanSwitches = {
+    units: on('unitNormalization'),
+    phone: on('phoneNormalization'),
+    plurals: on('optionalPluralizationNormalization'),
+    symbols: on('replaceRemainingSymbols'),
+  };
+  let clean = cleanCharacters(text);
   if (clean === '') return clean;
+  const urls = on('urlNormalization');
+  const emails = on('emailNormalization');
+  if (urls || emails) clean = readAddresses(clean, urls, emails);
   let out = '';
   let last = 0;
   for (const m of clean.matchAll(PROTECTED)) {
-    out += normalizeSpan(clean.slice(last, m.index), british, misaki) + m[0];
+    out += normalizeSpan(clean.slice(last, m.index), british, misaki, switches) + m[0];
     last = m.index + m[0].length;
   }
   out +=
-    last === 0 ? normalizeSpan(clean, british, misaki) : normalizeSpan(clean.slice(last), british, misaki);
+    last === 0
+      ? normalizeSpan(clean, british, misaki, switches)
+      : normalizeSpan(clean.slice(last), british, misaki, switches);
   return out
     .replace(EN_DASH, (m) => (m.length > 1 ? ' \u2014 ' : '\u2014'))
     .replace(MULTI_SPACE, ' ')
