@@ -5,7 +5,8 @@
  * [encoder] → bytes. The server imports nothing else from model/: what it needs of the model's
  * vocabulary (dtypes, devices, voice errors, the warm-up setting) is re-exported at the end.
  */
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { FORMATS, type AudioFormat, type FormatInfo } from '../protocol/formats.ts';
 import { ffmpegAvailable } from './audio/aac.ts';
 import { EncoderPool } from './audio/encoder-pool.ts';
@@ -15,21 +16,27 @@ import { PcmEncoder, WavEncoder } from './audio/wav.ts';
 import type { Device, ModelContract, Provider } from './inference/ort-session.ts';
 import { applyOrtTelemetry, type OrtTelemetry } from './inference/ort-telemetry.ts';
 import type { WarmupSetting, WarmupStep } from './inference/warmup.ts';
-import type { WorkerInit } from './inference/messages.ts';
+import type { PhonemizeInput, WorkerInit } from './inference/messages.ts';
 import { WorkerPool, type PoolEvents } from './inference/worker-pool.ts';
 import { LANGUAGES, LANGUAGE_TAGS, type Dtype, type LanguageCode } from './kokoro/constants.ts';
 import { locateModel, type ModelFiles } from './kokoro/model-dir.ts';
 import { VoiceCatalog, type ResolvedVoice } from './kokoro/voices.ts';
 import { sentenceJob, type SynthesisRequest } from './synthesis/request.ts';
 import { runSynthesis, type AudioChunk, type OutputFormat, type SynthesisRun } from './synthesis/run.ts';
-import {
-  sentenceSource,
-  streamedFirstChunkMinChars,
-  type FirstChunkSettings,
-} from './synthesis/sentences.ts';
+import { segmentSource, streamedFirstChunkMinChars, type FirstChunkSettings } from './synthesis/sentences.ts';
 import { RequestWindow } from './synthesis/window.ts';
+import { scriptOf, Segmenter, textParts, type ScriptSettings, type Segment } from './synthesis/script.ts';
+import { displayText, isPlain } from './text/parts.ts';
+import type { NormalizationOptions } from './text/normalization-options.ts';
 import { hasLexicon, type EnglishFrontEnd } from './text/en/english.ts';
-import { isSupportedLanguage } from './text/phonemes.ts';
+import { hasMarkup, type MarkupLimits, type MarkupMode } from './text/markup.ts';
+import {
+  compilePronunciations,
+  mergePronunciations,
+  parsePronunciationFile,
+  type PronunciationMatcher,
+} from './text/pronunciations.ts';
+import { frontEndName as frontEndOf, isSupportedLanguage } from './text/phonemes.ts';
 
 /** Sentences computed ahead of the one a listener waits for, unless configured. */
 export const DEFAULT_LOOKAHEAD = 2;
@@ -91,8 +98,55 @@ export interface EngineOptions {
    * see `Engine.streamedFirstChunkMinChars`.
    */
   readonly firstChunkBudgetMs?: number;
+  /**
+   * A pronunciation dictionary file (JSON or PLS, see text/pronunciations.ts), read and checked
+   * when the engine starts: every sentence of every language is read through it.
+   */
+  readonly pronunciationsFile?: string;
+  /** Markup's bounds (the longest pause, nesting, tag length); text/markup.ts's defaults otherwise. */
+  readonly markupLimits?: Partial<MarkupLimits>;
   /** Tests only: see WorkerInit.faultInjection. */
   readonly faultInjection?: boolean;
+}
+
+/** How a request's text is read: its voice and speed, its markup mode, its own dictionary entries. */
+export interface TextSettings {
+  readonly voice: ResolvedVoice;
+  readonly speed: number;
+  /** The request's `lang`, when it named one. */
+  readonly lang?: string;
+  readonly markup: MarkupMode;
+  readonly firstChunk: 'clause' | 'sentence';
+  /** The request's `pronunciations` (parseRequestPronunciations), over the server's file. */
+  readonly pronunciations?: PronunciationMatcher;
+}
+
+/** A text's phonemes, segment by segment (`POST /v1/phonemize`). */
+export interface PhonemizedText {
+  readonly phonemes: string;
+  readonly ids: readonly number[];
+  readonly frontEnd: string;
+  readonly lang: LanguageCode;
+  readonly segments: readonly (
+    | {
+        readonly phonemes: string;
+        readonly lang: LanguageCode;
+        readonly voice: string;
+        readonly speed: number;
+      }
+    | { readonly pause_ms: number }
+    | { readonly mark: string }
+  )[];
+  readonly warnings: readonly string[];
+}
+
+/** A whole text read: its segments when it holds markup, and the dictionary its sentences use. */
+export interface ReadText {
+  /** Absent for a text without markup: the engine splits it itself. */
+  readonly segments?: readonly Segment[];
+  readonly warnings: readonly string[];
+  /** The dictionary of the request's language (the server's file, the request's entries over it). */
+  readonly dictionary?: PronunciationMatcher;
 }
 
 /** What the engine tells its owner as it runs: the server turns these into logs and metrics. */
@@ -162,15 +216,32 @@ export interface Engine {
    * which front end read them (`misaki` for English with its lexicons).
    */
   phonemize(
-    text: string,
-    lang: LanguageCode,
+    input: PhonemizeInput,
   ): Promise<{ phonemes: string; ids: readonly number[]; frontEnd: string; lang: LanguageCode }>;
+  /**
+   * What a request's text would feed the model, with all its reading applied (markup, the
+   * dictionaries, the normalizer's switches): per segment, and the phonemes of all its speech.
+   */
+  phonemizeText(
+    text: string,
+    settings: TextSettings,
+    normalization?: NormalizationOptions,
+  ): Promise<PhonemizedText>;
   /**
    * The early-release threshold for streamed text, whose first sentence is not known ahead: the
    * first chunk is cut at a clause mark only once the text before it would already take longer
    * than `firstChunkBudgetMs` whole, and never before `firstChunkMinChars` (0: off).
    */
   streamedFirstChunkMinChars(): number;
+  /**
+   * Reads a whole text's markup (text/markup.ts) into segments, checking it all before any audio:
+   * a TtsError (`invalid_markup`, `voice_not_found`, …) says what is wrong.
+   */
+  readText(text: string, settings: TextSettings): ReadText;
+  /** The reader of a streamed text (an utterance): its markup read as it is written. */
+  segmenter(settings: TextSettings): Segmenter;
+  /** The dictionary of `lang`: the server's file with a request's entries over it. */
+  dictionary(lang: LanguageCode, request?: PronunciationMatcher): PronunciationMatcher | undefined;
   /**
    * Stops every worker. An inference call cannot be interrupted, so this waits for running ones
    * to return, up to `timeoutMs` (default 10 s), before terminating their threads.
@@ -211,6 +282,7 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
     throw err;
   }
   const info = engineInfo(options, files, pool, voices, telemetry, lexiconDir);
+  const dictionaries = loadDictionaries(options.pronunciationsFile);
   const lookahead = options.lookahead ?? DEFAULT_LOOKAHEAD;
   const firstChunk: FirstChunkSettings = {
     minChars: options.firstChunkMinChars ?? 0,
@@ -222,10 +294,10 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
     const own = new AbortController();
     const aborted = signal ? AbortSignal.any([signal, own.signal]) : own.signal;
     try {
-      const sentences = sentenceSource(request, firstChunk, pool.costs, aborted);
+      const segments = segmentSource(request, firstChunk, pool.costs, aborted);
       const window = new RequestWindow(
         pool.open(),
-        sentences,
+        segments,
         (s) => sentenceJob(request, s),
         lookahead,
         aborted,
@@ -234,6 +306,27 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
     } finally {
       own.abort();
     }
+  }
+
+  function readText(text: string, settings: TextSettings): ReadText {
+    const dictionary = dictionaries.of(settings.voice.lang, settings.pronunciations);
+    if (!hasMarkup(text, settings.markup)) return { warnings: [], ...(dictionary ? { dictionary } : {}) };
+    const { segments, warnings } = scriptOf(text, scriptSettings(settings));
+    return { segments, warnings, ...(dictionary ? { dictionary } : {}) };
+  }
+
+  function scriptSettings(settings: TextSettings): ScriptSettings {
+    return {
+      voice: settings.voice,
+      speed: settings.speed,
+      ...(settings.lang !== undefined ? { lang: settings.lang } : {}),
+      resolveVoice: (spec, lang) => voices.resolve(spec, lang),
+      pronunciations: (lang) => dictionaries.of(lang, settings.pronunciations),
+      firstChunkMinChars:
+        settings.firstChunk === 'sentence' ? 0 : streamedFirstChunkMinChars(firstChunk, pool.costs),
+      mode: settings.markup,
+      ...(options.markupLimits ? { limits: options.markupLimits } : {}),
+    };
   }
 
   // Raw PCM and WAV at 24 kHz are encoded in place; everything else in an encoder worker.
@@ -262,10 +355,76 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
       ),
     stream,
     streamedFirstChunkMinChars: () => streamedFirstChunkMinChars(firstChunk, pool.costs),
-    phonemize: async (text, lang) => ({ ...(await pool.phonemize(text, lang)), lang }),
+    phonemize: async (input) => ({ ...(await pool.phonemize(input)), lang: input.lang }),
+    readText,
+    segmenter: (settings) => new Segmenter(scriptSettings(settings)),
+    phonemizeText: async (text, settings, normalization) => {
+      const read = readText(text, settings);
+      const segments = read.segments ?? [
+        {
+          kind: 'speech',
+          parts: textParts(text, read.dictionary),
+          voice: settings.voice,
+          speed: settings.speed,
+        },
+      ];
+      const out: PhonemizedText['segments'][number][] = [];
+      const spoken: string[] = [];
+      const ids: number[] = [];
+      let frontEnd = '';
+      for (const segment of segments) {
+        if (segment.kind === 'pause') out.push({ pause_ms: segment.ms });
+        else if (segment.kind === 'mark') out.push({ mark: segment.name });
+        else {
+          const lang = segment.voice.lang;
+          const result = await pool.phonemize({
+            text: displayText(segment.parts),
+            lang,
+            ...(isPlain(segment.parts) ? {} : { parts: segment.parts }),
+            ...(normalization ? { normalization } : {}),
+          });
+          out.push({ phonemes: result.phonemes, lang, voice: segment.voice.key, speed: segment.speed });
+          spoken.push(result.phonemes);
+          ids.push(...result.ids);
+          frontEnd ||= result.frontEnd;
+        }
+      }
+      return {
+        phonemes: spoken.join(' '),
+        ids,
+        // Nothing spoken (a pause alone): the front end that would have read it.
+        frontEnd:
+          frontEnd ||
+          (['a', 'b'].includes(settings.voice.lang)
+            ? info.english.frontEnd
+            : frontEndOf(settings.voice.lang)),
+        lang: settings.voice.lang,
+        segments: out,
+        warnings: read.warnings,
+      };
+    },
+    dictionary: (lang, request) => dictionaries.of(lang, request),
     dispose: async ({ timeoutMs } = {}) => {
       await Promise.all([pool.close(timeoutMs), encoders.close()]);
     },
+  };
+}
+
+/** The server's dictionary file, compiled per language at first use. */
+function loadDictionaries(file: string | undefined): {
+  of(lang: LanguageCode, request?: PronunciationMatcher): PronunciationMatcher | undefined;
+} {
+  const parsed =
+    file === undefined ? undefined : parsePronunciationFile(readFileSync(file, 'utf8'), basename(file));
+  const compiled = new Map<LanguageCode, PronunciationMatcher | undefined>();
+  const base = (lang: LanguageCode) => {
+    if (!parsed) return undefined;
+    if (!compiled.has(lang)) compiled.set(lang, compilePronunciations(parsed.entries, lang, parsed.name));
+    return compiled.get(lang);
+  };
+  return {
+    of: (lang, request) =>
+      mergePronunciations(base(lang), request && request.lang === lang ? request : undefined),
   };
 }
 
@@ -333,6 +492,13 @@ export { KOKORO_VOCAB } from './text/tokens.ts';
 export { ModelDirError, locateModel } from './kokoro/model-dir.ts';
 export type { ResolvedVoice, VoiceFacts } from './kokoro/voices.ts';
 export { IncrementalSentenceChunker } from './text/sentences.ts';
+export type { Segment, Segmenter } from './synthesis/script.ts';
+export type { MarkupMode } from './text/markup.ts';
+export type { PronunciationMatcher } from './text/pronunciations.ts';
+export { parseRequestPronunciations } from './text/pronunciations.ts';
+export { foreignPhonemeSymbols } from './text/ipa.ts';
+export type { NormalizationOptions } from './text/normalization-options.ts';
+export { parseNormalizationOptions } from './text/normalization-options.ts';
 export type { Device, Provider } from './inference/ort-session.ts';
 export { parseWarmupSetting, type WarmupSetting, type WarmupStep } from './inference/warmup.ts';
 export type { FetchModelOptions } from './kokoro/download.ts';

@@ -28,6 +28,8 @@ export interface SynthesisCompleteFrame {
   readonly first_chunk_frontend_s: number;
   /** Inferences run. */
   readonly chunks: number;
+  /** Markup that was dropped (its text spoken), one sentence per kind; absent when none. */
+  readonly warnings?: readonly string[];
 }
 
 /** A request that failed, or a message that could not be used; the session stays open. */
@@ -62,8 +64,18 @@ export interface WordTimestampsFrame {
   readonly words: readonly { readonly word: string; readonly start_s: number; readonly end_s: number }[];
 }
 
+/** An SSML `<mark>`, before the audio after it: its time on the request's audio clock. */
+export interface MarkFrame {
+  readonly type: 'mark';
+  readonly request_id: string;
+  readonly name: string;
+  /** Seconds from the request's first sample. */
+  readonly time_s: number;
+}
+
 export type ControlFrame =
   | WordTimestampsFrame
+  | MarkFrame
   | SynthesisStartFrame
   | SynthesisCompleteFrame
   | SynthesisCancelledFrame

@@ -1,7 +1,7 @@
 /** The Server-Sent Events of POST /invocations with `transport: "sse"`. */
 import type { ErrorCode } from './errors.ts';
 import type { AudioFormat } from './formats.ts';
-import type { WordTimestampsFrame } from './frames.ts';
+import type { MarkFrame, WordTimestampsFrame } from './frames.ts';
 
 export interface SseEventData {
   /** Sent before inference begins. */
@@ -13,6 +13,8 @@ export interface SseEventData {
   };
   /** A chunk's words (requests with `timestamps`), before that chunk's audio; as the WebSocket frame. */
   readonly word_timestamps: Omit<WordTimestampsFrame, 'type'>;
+  /** An SSML `<mark>`, before the audio after it; as the WebSocket frame. */
+  readonly mark: Omit<MarkFrame, 'type'>;
   /** One piece of encoded audio (whole frames), base64. */
   readonly audio_chunk: { readonly request_id: string; readonly seq: number; readonly data: string };
   readonly audio_stream_end: {
@@ -20,6 +22,8 @@ export interface SseEventData {
     readonly total_chunks: number;
     /** Seconds of audio. */
     readonly duration_s: number;
+    /** Markup that was dropped (its text spoken), one sentence per kind; absent when none. */
+    readonly warnings?: readonly string[];
   };
   /** A failure after the stream began. */
   readonly error: { readonly request_id: string; readonly code: ErrorCode; readonly message: string };

@@ -35,6 +35,8 @@ export function engineOptions(config: Config): EngineOptions {
     lookahead: config.lookaheadSentences,
     firstChunkMinChars: config.firstChunkMinChars,
     firstChunkBudgetMs: config.firstChunkBudgetMs,
+    ...(config.pronunciationsFile !== undefined ? { pronunciationsFile: config.pronunciationsFile } : {}),
+    markupLimits: { maxPauseMs: config.maxPauseS * 1000 },
   };
 }
 

@@ -87,6 +87,7 @@ export function deepgramDialect(query: URLSearchParams, engine: Engine, config: 
     start: () => undefined,
     complete: () => ({ type: 'Flushed', sequence_id: flushed++ }),
     words: () => undefined,
+    mark: () => undefined,
     cancelled: () => ({ type: 'Cleared', sequence_id: cleared++ }),
     error: (body) => ({ type: 'Warning', description: body.message, code: body.code }),
     defaults: { voice, format, sample_rate: sampleRate, ...(speed !== undefined ? { speed } : {}) },

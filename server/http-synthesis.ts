@@ -29,7 +29,12 @@ export function startHttpSynthesis(
   reply: FastifyReply,
   lifecycle: Lifecycle,
   options: SynthesisOptions,
-  output: { maxStreams: number; complete?: boolean; onWords?: (words: readonly WordTiming[]) => void },
+  output: {
+    maxStreams: number;
+    complete?: boolean;
+    onWords?: (words: readonly WordTiming[]) => void;
+    onMark?: (name: string, timeS: number) => void;
+  },
 ): HttpSynthesis {
   const engine = lifecycle.requireEngine();
   if (lifecycle.httpStreams >= output.maxStreams) {
@@ -66,6 +71,7 @@ export function startHttpSynthesis(
       sampleRate: options.sampleRate,
       complete: output.complete ?? false,
       ...(output.onWords ? { onWords: output.onWords } : {}),
+      ...(output.onMark ? { onMark: output.onMark } : {}),
     },
     { signal: controller.signal },
   );

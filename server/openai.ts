@@ -131,10 +131,17 @@ export function parseSpeechRequest(body: unknown, ctx: { config: Config; engine:
       speed,
       format,
       ...(fields.lang_code !== undefined ? { lang: fields.lang_code } : {}),
+      // Kokoro-FastAPI's extensions of this route, and ours: how the input's markup and words are read.
+      ...pick(fields, ['normalization_options', 'pronunciations', 'markup']),
     },
     { route: 'http', config: ctx.config, engine: ctx.engine },
   );
   return { options, streamFormat: streamFormat as OpenAiStreamFormat, speed };
+}
+
+/** The fields of `fields` named in `keys` that are present. */
+function pick(fields: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.filter((k) => fields[k] !== undefined).map((k) => [k, fields[k]]));
 }
 
 /** A model id this server does not serve: OpenAI's 404 `model_not_found`. */

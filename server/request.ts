@@ -13,7 +13,18 @@ import {
   codePointLength,
   type Transport,
 } from '../protocol/request.ts';
-import { KOKORO_VOCAB, type Engine, type ResolvedVoice, type SynthesisRequest } from '../model/engine.ts';
+import {
+  foreignPhonemeSymbols,
+  parseNormalizationOptions,
+  parseRequestPronunciations,
+  type Engine,
+  type MarkupMode,
+  type NormalizationOptions,
+  type PronunciationMatcher,
+  type ResolvedVoice,
+  type Segment,
+  type SynthesisRequest,
+} from '../model/engine.ts';
 import type { Config } from './config.ts';
 import { ttsError } from './errors.ts';
 
@@ -38,17 +49,24 @@ export interface SynthesisOptions {
   readonly firstChunk: 'clause' | 'sentence';
   /** `text` holds Kokoro phonemes (the request's `phonemes` field), checked against the vocabulary. */
   readonly phonemes: boolean;
+  /** The request's `lang`, when it named one. */
+  readonly lang?: string;
+  /** How markup in the text is read (`markup`): `auto` (SSML when it starts with `<speak`), `ssml`, `none`. */
+  readonly markup: MarkupMode;
+  /** The whole text's segments, when it held markup (read here: bad markup is refused before audio). */
+  readonly segments?: readonly Segment[];
+  /** Markup that was dropped (its text spoken), one sentence per kind. */
+  readonly warnings: readonly string[];
+  /** The request's own `pronunciations`, for its language. */
+  readonly pronunciations?: PronunciationMatcher;
+  /** The dictionary the request's sentences are read through: the server's file, its entries over it. */
+  readonly dictionary?: PronunciationMatcher;
+  /** `normalization_options`, when given. */
+  readonly normalization?: NormalizationOptions;
 }
 
-/** Symbols of `phonemes` that Kokoro's vocabulary lacks, as an error message names them. */
-export function foreignSymbols(phonemes: string): string[] {
-  const foreign = new Map<string, number>();
-  for (const c of phonemes) if (!KOKORO_VOCAB.has(c)) foreign.set(c, (foreign.get(c) ?? 0) + 1);
-  return [...foreign].map(
-    ([c, n]) =>
-      `${JSON.stringify(c)} (U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})${n > 1 ? ` ×${n}` : ''}`,
-  );
-}
+/** The values of the `markup` field. */
+export const MARKUP_MODES: readonly MarkupMode[] = ['auto', 'ssml', 'none'];
 
 export interface OptionContext {
   readonly route: 'http' | 'ws';
@@ -156,7 +174,7 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     );
   }
   if (phonemes) {
-    const foreign = foreignSymbols(text);
+    const foreign = foreignPhonemeSymbols(text);
     if (foreign.length > 0)
       invalid(
         'phonemes',
@@ -242,6 +260,30 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     );
   }
 
+  const markup = body.markup === undefined ? 'auto' : body.markup;
+  if (typeof markup !== 'string' || !MARKUP_MODES.includes(markup as MarkupMode))
+    invalid('markup', `markup should be one of: ${MARKUP_MODES.join(', ')}; got ${describe(markup)}`);
+  if (phonemes && body.markup !== undefined)
+    invalid('markup', 'markup is read in text; a phonemes request has none');
+  const normalization =
+    body.normalization_options === undefined
+      ? undefined
+      : parseNormalizationOptions(body.normalization_options);
+  const pronunciations =
+    body.pronunciations === undefined
+      ? undefined
+      : parseRequestPronunciations(body.pronunciations, voice.lang);
+  const read = phonemes
+    ? { warnings: [] }
+    : engine.readText(text, {
+        voice,
+        speed,
+        markup: markup as MarkupMode,
+        firstChunk,
+        ...(typeof body.lang === 'string' ? { lang: body.lang } : {}),
+        ...(pronunciations ? { pronunciations } : {}),
+      });
+
   return {
     requestId,
     text,
@@ -256,19 +298,28 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     stream,
     transport,
     phonemes,
+    ...(typeof body.lang === 'string' ? { lang: body.lang } : {}),
+    markup: markup as MarkupMode,
+    warnings: read.warnings,
+    ...('segments' in read && read.segments ? { segments: read.segments } : {}),
+    ...('dictionary' in read && read.dictionary ? { dictionary: read.dictionary } : {}),
+    ...(pronunciations ? { pronunciations } : {}),
+    ...(normalization ? { normalization } : {}),
   };
 }
 
 /**
- * What the engine synthesizes for parsed options: their own text, or the sentences of an utterance
- * as they are written.
+ * What the engine synthesizes for parsed options: their own text (or its segments, when it held
+ * markup), or the segments of an utterance as they are written.
  */
 export function synthesisRequest(
   options: SynthesisOptions,
-  text: string | AsyncIterable<string> = options.text,
+  text: string | AsyncIterable<Segment> = options.text,
 ): SynthesisRequest {
   return {
-    text,
+    text: typeof text === 'string' ? (options.segments ?? text) : text,
+    ...(options.dictionary ? { pronunciations: options.dictionary } : {}),
+    ...(options.normalization ? { normalization: options.normalization } : {}),
     voice: options.voice,
     speed: options.speed,
     timestamps: options.timestamps,

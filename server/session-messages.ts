@@ -100,10 +100,19 @@ export interface SessionDialect {
   /** Frames sent as soon as the session opens. */
   opening(sessionId: string): readonly object[];
   start(requestId: string): object | undefined;
-  /** After the last audio of a request; `figures` is undefined for a flush that had nothing to speak. */
-  complete(requestId: string, figures: RunFigures | undefined): object | undefined;
+  /**
+   * After the last audio of a request; `figures` is undefined for a flush that had nothing to
+   * speak. `warnings`: markup that was dropped (its text spoken).
+   */
+  complete(
+    requestId: string,
+    figures: RunFigures | undefined,
+    warnings?: readonly string[],
+  ): object | undefined;
   /** A chunk's words (requests with timestamps), before that chunk's audio. */
   words(requestId: string, words: readonly WordTiming[]): object | undefined;
+  /** An SSML `<mark>`, before the audio after it; `timeS` on the request's audio clock. */
+  mark(requestId: string, name: string, timeS: number): object | undefined;
   /** After the last audio of what a cancel cut. */
   cancelled(requestId: string | undefined, cancelled: readonly string[]): object | undefined;
   error(body: ErrorBody): object | undefined;
@@ -115,7 +124,7 @@ export const NATIVE_DIALECT: SessionDialect = {
   parse: parseMessage,
   opening: () => [],
   start: (requestId) => ({ type: 'synthesis_start', request_id: requestId }) satisfies ControlFrame,
-  complete: (requestId, figures) =>
+  complete: (requestId, figures, warnings) =>
     ({
       type: 'synthesis_complete',
       request_id: requestId,
@@ -126,9 +135,12 @@ export const NATIVE_DIALECT: SessionDialect = {
       first_chunk_inference_s: (figures?.firstInferenceMs ?? 0) / 1000,
       first_chunk_frontend_s: (figures?.firstFrontEndMs ?? 0) / 1000,
       chunks: figures?.chunks ?? 0,
+      ...(warnings && warnings.length > 0 ? { warnings: [...warnings] } : {}),
     }) satisfies ControlFrame,
   words: (requestId, words) =>
     ({ type: 'word_timestamps', request_id: requestId, words: [...words] }) satisfies ControlFrame,
+  mark: (requestId, name, timeS) =>
+    ({ type: 'mark', request_id: requestId, name, time_s: timeS }) satisfies ControlFrame,
   cancelled: (requestId, cancelled) =>
     ({
       type: 'synthesis_cancelled',

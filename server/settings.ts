@@ -116,6 +116,10 @@ export interface Config {
   readonly metricsEmfIntervalS: number;
   /** Where to fetch from: a Hugging Face mirror, when set (HF_ENDPOINT). */
   readonly hfEndpoint: string | undefined;
+  /** The server's pronunciation dictionary (JSON or PLS), checked at startup. */
+  readonly pronunciationsFile: string | undefined;
+  /** The longest pause markup may ask for, in seconds. */
+  readonly maxPauseS: number;
 }
 
 /** Fields of type exactly `V`, which a kind that yields `V` can fill. */
@@ -301,6 +305,22 @@ const TABLE = [
     default: { doc: '`$KOKORO_MODEL_DIR/misaki`', compute: (s) => join(s.get('modelDir'), 'misaki') },
     description:
       "misaki's English lexicons (`us_gold.json`, `us_silver.json`, `gb_gold.json`, `gb_silver.json`; `npm run fetch-model` fetches them there). Missing: English runs misaki's espeak mapping alone (still only misaki's symbols), and the `ready` log and `/ping`'s `english_front_end` say `misaki-espeak`",
+  }),
+  text({
+    name: 'KOKORO_PRONUNCIATIONS',
+    key: 'pronunciationsFile',
+    default: undefined,
+    description:
+      "a pronunciation dictionary, JSON or PLS ([docs/protocol.md](docs/protocol.md#pronunciation-dictionaries)), read at startup: every text in its languages is read through it (a request's `pronunciations` over it); a problem in it stops the server with its line",
+  }),
+  int({
+    name: 'MAX_PAUSE_S',
+    key: 'maxPauseS',
+    min: 1,
+    max: 600,
+    default: 10,
+    description:
+      'the longest pause markup may ask for (`[pause:…]`, `<break time>`); a longer one is an `invalid_markup` error, never cut short',
   }),
   text({
     name: 'KOKORO_DEFAULT_VOICE',

@@ -1,10 +1,12 @@
 /**
  * Streamed text input: one utterance that grows by `append` messages until `flush`. Text is cut
- * into sentences as it arrives, and each complete sentence is handed to the engine at once, so
- * speech starts while the agent is still writing. The engine reads the sentences through the
- * async iterator; the session writes through {@link Utterance.append} and ends with `flush`.
+ * into sentences as it arrives (its markup read as it completes: a tag or `[pause:…]` split across
+ * appends is held until whole, never spoken), and each complete sentence is handed to the engine
+ * at once, so speech starts while the agent is still writing. The engine reads the segments
+ * through the async iterator; the session writes through {@link Utterance.append} and ends with
+ * `flush`.
  */
-import { IncrementalSentenceChunker } from '../model/engine.ts';
+import type { Segment, Segmenter } from '../model/engine.ts';
 import { ttsError } from '../protocol/errors.ts';
 import type { SynthesisOptions } from './request.ts';
 
@@ -13,27 +15,35 @@ export interface UtteranceLimits {
   readonly maxBufferedBytes: number;
   /** After this long without an append, the buffered tail is spoken (0: never). */
   readonly idleFlushMs: number;
-  /** The first chunk is released at its first clause mark once it holds this many characters; 0: off. */
-  readonly firstChunkMinChars: number;
 }
 
-export class Utterance implements AsyncIterable<string> {
+/** What a segment holds of the text, in UTF-8 bytes (for the buffer's bound). */
+const segmentBytes = (segment: Segment): number =>
+  segment.kind === 'speech' ? segment.parts.reduce((n, p) => n + Buffer.byteLength(p.text), 0) : 0;
+
+export class Utterance implements AsyncIterable<Segment> {
   readonly options: SynthesisOptions;
   readonly #limits: UtteranceLimits;
-  readonly #chunker: IncrementalSentenceChunker;
-  readonly #ready: string[] = [];
+  readonly #segmenter: Segmenter;
+  readonly #ready: Segment[] = [];
   #readyBytes = 0;
-  #waiter: ((result: IteratorResult<string, undefined>) => void) | undefined;
+  #waiter: ((result: IteratorResult<Segment, undefined>) => void) | undefined;
+  /** The markup error at `flush` (an unterminated construct), reported after the rest is spoken. */
+  #flushError: unknown;
   #ended = false;
   #chars = 0;
   #idleTimer: NodeJS.Timeout | undefined;
 
-  constructor(options: SynthesisOptions, limits: UtteranceLimits) {
+  /** @param segmenter reads the utterance's text (the engine's, with the request's voice and markup settings). */
+  constructor(options: SynthesisOptions, limits: UtteranceLimits, segmenter: Segmenter) {
     this.options = options;
     this.#limits = limits;
-    this.#chunker = new IncrementalSentenceChunker({
-      firstChunkMinChars: options.firstChunk === 'sentence' ? 0 : limits.firstChunkMinChars,
-    });
+    this.#segmenter = segmenter;
+  }
+
+  /** Markup that was dropped (its text spoken), one sentence per kind. */
+  get warnings(): readonly string[] {
+    return this.#segmenter.warnings;
   }
 
   get requestId(): string {
@@ -57,13 +67,14 @@ export class Utterance implements AsyncIterable<string> {
 
   /** Text received and not yet handed to the engine, in UTF-8 bytes. */
   get bufferedBytes(): number {
-    return this.#readyBytes + Buffer.byteLength(this.#chunker.buffered);
+    return this.#readyBytes + Buffer.byteLength(this.#segmenter.buffered) + this.#segmenter.held;
   }
 
   /**
    * Adds text; every sentence it completes goes to the engine now.
    * @throws TtsError `text_too_long` when the text would hold more than the limit unspoken (nothing
-   *   is added; the utterance stays open).
+   *   is added; the utterance stays open); `invalid_markup` (and the others markup may raise: an
+   *   unknown voice, a speed out of range) for markup that cannot be spoken.
    */
   append(text: string, chars: number): void {
     if (this.#ended) throw new Error('append after the utterance ended');
@@ -76,33 +87,45 @@ export class Utterance implements AsyncIterable<string> {
       );
     }
     this.#chars += chars;
-    this.#push(this.#chunker.feed(text));
+    this.#push(this.#segmenter.push(text));
     this.#armIdleFlush();
   }
 
-  /** Speaks what is buffered and ends the utterance. */
+  /**
+   * Speaks what is buffered and ends the utterance. An unterminated construct is not spoken: its
+   * error is kept ({@link flushError}) for the session to send after the rest, before completion.
+   */
   flush(): void {
     if (this.#ended) return;
-    this.#push(this.#chunker.flush());
+    try {
+      this.#push(this.#segmenter.end());
+    } catch (error) {
+      this.#push(this.#segmenter.flushSentence());
+      this.#flushError = error;
+    }
     this.#end();
+  }
+
+  /** The error of a construct still open at `flush`, if there was one. */
+  get flushError(): unknown {
+    return this.#flushError;
   }
 
   /** Ends the utterance without speaking what is buffered (cancelled, or the client left). */
   abandon(): void {
     if (this.#ended) return;
-    this.#chunker.reset();
     this.#ready.length = 0;
     this.#readyBytes = 0;
     this.#end();
   }
 
-  [Symbol.asyncIterator](): AsyncIterator<string> {
+  [Symbol.asyncIterator](): AsyncIterator<Segment> {
     return {
       next: () => {
-        const sentence = this.#ready.shift();
-        if (sentence !== undefined) {
-          this.#readyBytes -= Buffer.byteLength(sentence);
-          return Promise.resolve({ value: sentence, done: false });
+        const segment = this.#ready.shift();
+        if (segment !== undefined) {
+          this.#readyBytes -= segmentBytes(segment);
+          return Promise.resolve({ value: segment, done: false });
         }
         if (this.#ended) return Promise.resolve({ value: undefined, done: true });
         return new Promise((resolve) => (this.#waiter = resolve));
@@ -110,15 +133,15 @@ export class Utterance implements AsyncIterable<string> {
     };
   }
 
-  #push(sentences: readonly string[]): void {
-    for (const sentence of sentences) {
+  #push(segments: readonly Segment[]): void {
+    for (const segment of segments) {
       const waiter = this.#waiter;
       if (waiter) {
         this.#waiter = undefined;
-        waiter({ value: sentence, done: false });
+        waiter({ value: segment, done: false });
       } else {
-        this.#ready.push(sentence);
-        this.#readyBytes += Buffer.byteLength(sentence);
+        this.#ready.push(segment);
+        this.#readyBytes += segmentBytes(segment);
       }
     }
   }
@@ -140,7 +163,7 @@ export class Utterance implements AsyncIterable<string> {
       return;
     }
     this.#idleTimer = setTimeout(() => {
-      if (!this.#ended) this.#push(this.#chunker.flush());
+      if (!this.#ended) this.#push(this.#segmenter.flushSentence());
     }, ms).unref();
   }
 }

@@ -37,6 +37,9 @@ const UTTERANCE_OPTIONS = [
   'request_timestamp',
   'timestamps',
   'first_chunk',
+  'markup',
+  'pronunciations',
+  'normalization_options',
 ] as const;
 
 function toBuffer(data: RawData): Buffer {
@@ -301,13 +304,22 @@ export class Session implements Drainable {
       } else {
         if (this.#refuseWhileDraining(requestId)) return;
         const options = this.#utteranceOptions({ ...this.#dialect.defaults, ...fields });
-        utterance = new Utterance(options, {
-          maxBufferedBytes: this.#deps.config.utteranceMaxBufferBytes,
-          idleFlushMs: this.#deps.config.utteranceIdleFlushS * 1000,
-          firstChunkMinChars: this.#deps.lifecycle
-            .requireEngine({ accepted: true })
-            .streamedFirstChunkMinChars(),
-        });
+        const engine = this.#deps.lifecycle.requireEngine({ accepted: true });
+        utterance = new Utterance(
+          options,
+          {
+            maxBufferedBytes: this.#deps.config.utteranceMaxBufferBytes,
+            idleFlushMs: this.#deps.config.utteranceIdleFlushS * 1000,
+          },
+          engine.segmenter({
+            voice: options.voice,
+            speed: options.speed,
+            markup: options.markup,
+            firstChunk: options.firstChunk,
+            ...(options.lang !== undefined ? { lang: options.lang } : {}),
+            ...(options.pronunciations ? { pronunciations: options.pronunciations } : {}),
+          }),
+        );
         if (!this.#admit({ kind: 'utterance', utterance, receivedAt }, bytes)) return;
         this.#open = utterance;
       }
@@ -473,6 +485,10 @@ export class Session implements Drainable {
                 },
               }
             : {}),
+          onMark: (name: string, timeS: number) => {
+            const frame = this.#dialect.mark(options.requestId, name, timeS);
+            if (frame && !controller.signal.aborted) void this.#sendControl(frame);
+          },
         },
         { signal: controller.signal, startedAt: receivedAt },
       );
@@ -482,8 +498,12 @@ export class Session implements Drainable {
         await this.#send(bytes, true);
       }
       if (this.#gone || controller.signal.aborted) return;
+      // A construct still open at the flush: not spoken; said after the rest, before completion.
+      if (typeof text !== 'string' && text.flushError !== undefined)
+        await this.#sendError(text.flushError, options.requestId);
       const figures = run.figures();
-      const complete = this.#dialect.complete(options.requestId, figures);
+      const warnings = typeof text === 'string' ? options.warnings : text.warnings;
+      const complete = this.#dialect.complete(options.requestId, figures, warnings);
       if (complete) await this.#sendControl(complete);
       recordCompletion(this.#log, this.#deps.lifecycle.metrics, {
         route: 'ws',

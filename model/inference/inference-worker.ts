@@ -11,9 +11,9 @@ import { configureEnglish, frontEndName, phonemize, warmUpPhonemizer } from '../
 import { filterToVocab, padIds, phonemesToIds, splitPhonemes } from '../text/tokens.ts';
 import { VoiceStore, styleRow } from '../kokoro/voices.ts';
 import type { FromWorker, PhonemizeResult, SentenceJob, ToWorker, WorkerInit } from './messages.ts';
-import type { LanguageCode } from '../kokoro/constants.ts';
 import { warmupIds, warmupLengths, type WarmupStep } from './warmup.ts';
-import { WordTimer, planWords } from '../text/alignment.ts';
+import { WordTimer, planParts, planWords } from '../text/alignment.ts';
+import { isAliasPart, isPhonemePart, isStressPart } from '../text/parts.ts';
 
 const port = parentPort;
 if (!port) throw new Error('model/inference/inference-worker.ts must run in a worker thread');
@@ -60,18 +60,60 @@ async function native<T>(call: () => Promise<T>): Promise<T> {
 }
 
 /** Phonemes for one sentence, filtered to the vocabulary and split into inference-sized pieces. */
-async function frontEnd(text: string, lang: LanguageCode, phonemes = false): Promise<string[]> {
-  if (phonemes) return splitPhonemes(text); // checked against the vocabulary by the server
-  const normalized = normalizeFor(text, lang);
-  const { kept, unknown } = filterToVocab(await phonemize(normalized, lang));
-  if (Object.keys(unknown).length > 0) post({ type: 'unknown-phonemes', lang, symbols: unknown });
+async function frontEnd(job: FrontEndInput): Promise<string[]> {
+  if (job.phonemes) return splitPhonemes(job.text); // checked against the vocabulary by the server
+  const { kept, unknown } = filterToVocab(await sentencePhonemes(job));
+  if (Object.keys(unknown).length > 0) post({ type: 'unknown-phonemes', lang: job.lang, symbols: unknown });
   return splitPhonemes(kept);
 }
 
+type FrontEndInput = Pick<SentenceJob, 'text' | 'lang' | 'phonemes' | 'parts' | 'normalization'>;
+
+/**
+ * A sentence's phonemes, before the vocabulary filter. In parts: the text around fixed readings is
+ * normalized part by part (so an alias is read as written, and markup never reaches the
+ * normalizer), each run of it phonemized whole, and fixed phonemes set in between as they are.
+ */
+async function sentencePhonemes({ text, lang, parts, normalization }: FrontEndInput): Promise<string> {
+  const normalize = (s: string) => normalizeFor(s, lang, normalization);
+  if (!parts) return phonemize(normalize(text), lang);
+  const english = lang === 'a' || lang === 'b';
+  let out = '';
+  let run = '';
+  const endRun = async () => {
+    if (run.trim() !== '') out = joinPhonemes(out, await phonemize(run.replace(/\s+/g, ' ').trim(), lang));
+    run = '';
+  };
+  for (const part of parts) {
+    if (isPhonemePart(part)) {
+      await endRun();
+      out = joinPhonemes(out, part.phonemes);
+    } else if (isAliasPart(part)) run += normalize(part.spoken);
+    // misaki's markdown, read by the English G2P itself; other languages read the word.
+    else if (isStressPart(part)) run += english ? `[${part.text.trim()}](${part.stress})` : part.text;
+    else run += keepEdges(part.text, normalize);
+  }
+  await endRun();
+  return out;
+}
+
+/** Normalizes `text` and keeps the white space it had at either end (the normalizer trims). */
+function keepEdges(text: string, normalize: (s: string) => string): string {
+  const lead = /^\s*/.exec(text)![0];
+  const trail = text.length > lead.length ? /\s*$/.exec(text)![0] : '';
+  return `${lead ? ' ' : ''}${normalize(text)}${trail ? ' ' : ''}`;
+}
+
+/** Two phoneme strings in a row: a space between words, none before punctuation. */
+function joinPhonemes(a: string, b: string): string {
+  if (a === '') return b;
+  return /^[,.!?;:…—)»”"]/.test(b) ? `${a}${b}` : `${a} ${b}`;
+}
+
 /** The front end alone: what a sentence of `text` would feed the model. */
-async function phonemizeOnly(text: string, lang: LanguageCode): Promise<PhonemizeResult> {
-  const { kept } = filterToVocab(await phonemize(normalizeFor(text, lang), lang));
-  return { phonemes: kept, ids: phonemesToIds(kept), frontEnd: frontEndName(lang) };
+async function phonemizeOnly(input: FrontEndInput): Promise<PhonemizeResult> {
+  const { kept } = filterToVocab(await sentencePhonemes(input));
+  return { phonemes: kept, ids: phonemesToIds(kept), frontEnd: frontEndName(input.lang) };
 }
 
 async function runJob(job: SentenceJob): Promise<void> {
@@ -81,9 +123,12 @@ async function runJob(job: SentenceJob): Promise<void> {
   }
   for (const id of cancelled) if (id < job.id) cancelled.delete(id); // arrived after their job ended
   const t0 = performance.now();
-  const pieces = await frontEnd(job.text, job.lang, job.phonemes);
+  const pieces = await frontEnd(job);
+  const normalizeWord = (word: string) => normalizeFor(word, job.lang, job.normalization);
   const timer = job.timestamps
-    ? new WordTimer(planWords(job.text, (word) => normalizeFor(word, job.lang), pieces))
+    ? new WordTimer(
+        job.parts ? planParts(job.parts, normalizeWord, pieces) : planWords(job.text, normalizeWord, pieces),
+      )
     : undefined;
   const frontEndMs = performance.now() - t0;
   const table = await voices.get(job.voice);
@@ -150,12 +195,12 @@ async function start(): Promise<void> {
   configureEnglish(init.lexiconDir);
   await warmUpPhonemizer(init.warmLanguages);
   const table = await voices.get(init.warmupVoice);
-  const ids = phonemesToIds((await frontEnd('Hello there.', 'a'))[0] ?? 'h');
+  const ids = phonemesToIds((await frontEnd({ text: 'Hello there.', lang: 'a' }))[0] ?? 'h');
   await native(() => session.run(padIds(ids), styleRow(table, ids.length), 1));
   // A sentence of ordinary length, twice (the second warm), tells the pool what a sentence costs
   // this model on one pool session, per character of text.
   const costText = 'The train leaves at a quarter past eight, and the next one follows an hour later.';
-  const costIds = phonemesToIds((await frontEnd(costText, 'a'))[0] ?? 'h');
+  const costIds = phonemesToIds((await frontEnd({ text: costText, lang: 'a' }))[0] ?? 'h');
   await native(() => session.run(padIds(costIds), styleRow(table, costIds.length), 1));
   const timed = performance.now();
   await native(() => session.run(padIds(costIds), styleRow(table, costIds.length), 1));
@@ -208,7 +253,7 @@ port.on('message', (message: ToWorker) => {
   }
   if (message.type === 'phonemize') {
     // On arrival too: a front-end call of a millisecond or so, between two inference calls.
-    phonemizeOnly(message.text, message.lang).then(
+    phonemizeOnly(message).then(
       (result) => post({ type: 'phonemized', id: message.id, ...result }),
       (err: unknown) =>
         post({

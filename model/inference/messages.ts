@@ -7,6 +7,8 @@ import type { ModelContract, Device, Provider, ModelInput } from './ort-session.
 import type { ResolvedVoice } from '../kokoro/voices.ts';
 import type { WarmupSetting, WarmupStep } from './warmup.ts';
 import type { WordTiming } from '../text/alignment.ts';
+import type { NormalizationOptions } from '../text/normalization-options.ts';
+import type { SpeechPart } from '../text/parts.ts';
 
 export interface WorkerInit {
   readonly modelFile: string;
@@ -50,6 +52,13 @@ export interface SentenceJob {
   readonly solo?: boolean;
   /** `text` is Kokoro phonemes already (checked against the vocabulary): no front end. */
   readonly phonemes?: boolean;
+  /**
+   * The sentence in parts, when some of it has a fixed reading (markup, a pronunciation
+   * dictionary): `text` is then what the user wrote, the parts' texts joined.
+   */
+  readonly parts?: readonly SpeechPart[];
+  /** The normalizer's switches (the request's `normalization_options`); absent: the defaults. */
+  readonly normalization?: NormalizationOptions;
 }
 
 /** Text → phonemes and ids only, answered at once (between two inference calls of a job). */
@@ -58,7 +67,13 @@ export interface PhonemizeMessage {
   readonly id: number;
   readonly text: string;
   readonly lang: LanguageCode;
+  /** As SentenceJob's. */
+  readonly parts?: readonly SpeechPart[];
+  readonly normalization?: NormalizationOptions;
 }
+
+/** What the front end is asked to read alone (`POST /v1/phonemize`). */
+export type PhonemizeInput = Omit<PhonemizeMessage, 'type' | 'id'>;
 
 /** What the front end made of a text: Kokoro's phonemes, their ids, and which front end it was. */
 export interface PhonemizeResult {

@@ -8,7 +8,7 @@ import type { ResolvedVoice } from '../kokoro/voices.ts';
 import type { WordTiming } from '../text/alignment.ts';
 import { abortError, ttsError } from '../../protocol/errors.ts';
 import { CostModel, decide, type PoolSnapshot, type WorkerState } from './dispatch.ts';
-import type { FromWorker, PhonemizeResult, SentenceJob, WorkerInit } from './messages.ts';
+import type { FromWorker, PhonemizeInput, PhonemizeResult, SentenceJob, WorkerInit } from './messages.ts';
 import type { ModelInput } from './ort-session.ts';
 import { InferenceThreads, type PoolInfo, type ThreadEvents } from './worker-threads.ts';
 
@@ -22,6 +22,9 @@ export interface SentenceRequest {
   readonly timestamps?: boolean;
   /** `text` is Kokoro phonemes already: the worker skips its front end. */
   readonly phonemes?: boolean;
+  /** As SentenceJob's: the sentence in parts, and the normalizer's switches. */
+  readonly parts?: SentenceJob['parts'];
+  readonly normalization?: SentenceJob['normalization'];
 }
 
 export interface PieceResult {
@@ -182,10 +185,10 @@ export class WorkerPool {
    * The front end alone, in a worker (an idle one if there is one): what a sentence of `text`
    * would feed the model. Answered between two inference calls, never queued behind sentences.
    */
-  phonemize(text: string, lang: LanguageCode): Promise<PhonemizeResult> {
+  phonemize(input: PhonemizeInput): Promise<PhonemizeResult> {
     if (this.#closed) return Promise.reject(shuttingDown());
     const idle = this.#threads.readyIndexes().find((index) => !this.#running[index]);
-    return this.#threads.phonemize(idle ?? this.#threads.readyIndexes()[0], text, lang);
+    return this.#threads.phonemize(idle ?? this.#threads.readyIndexes()[0], input);
   }
 
   /**

@@ -5,10 +5,9 @@
  * pool's business (worker-pool.ts); this file only keeps the threads.
  */
 import type { Worker } from 'node:worker_threads';
-import type { LanguageCode } from '../kokoro/constants.ts';
 import { ttsError } from '../../protocol/errors.ts';
 import { restartDelayMs, startWorker } from '../threads.ts';
-import type { FromWorker, PhonemizeResult, ToWorker, WorkerInit } from './messages.ts';
+import type { FromWorker, PhonemizeInput, PhonemizeResult, ToWorker, WorkerInit } from './messages.ts';
 import type { ModelContract, Provider } from './ort-session.ts';
 import type { WarmupStep } from './warmup.ts';
 
@@ -114,14 +113,14 @@ export class InferenceThreads {
   }
 
   /** Runs the front end alone in worker `index`, between two of its inference calls. */
-  phonemize(index: number | undefined, text: string, lang: LanguageCode): Promise<PhonemizeResult> {
+  phonemize(index: number | undefined, input: PhonemizeInput): Promise<PhonemizeResult> {
     const slot = index === undefined ? undefined : this.#slots[index];
     if (!slot?.ready)
       return Promise.reject(ttsError('TTS_ERR_BUSY', 'No inference worker is ready; retry shortly'));
     const id = this.#nextPhonemize++;
     return new Promise((resolve, reject) => {
       this.#phonemizing.set(id, { slot, resolve, reject });
-      slot.worker.postMessage({ type: 'phonemize', id, text, lang } satisfies ToWorker);
+      slot.worker.postMessage({ type: 'phonemize', id, ...input } satisfies ToWorker);
     });
   }
 

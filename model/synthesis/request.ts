@@ -1,13 +1,19 @@
 /** A synthesis request as the engine takes it, and the sentence jobs it becomes. */
 import type { ResolvedVoice } from '../kokoro/voices.ts';
 import type { SentenceRequest } from '../inference/worker-pool.ts';
+import type { NormalizationOptions } from '../text/normalization-options.ts';
+import { displayText, isPlain, type SpeechPart } from '../text/parts.ts';
+import type { PronunciationMatcher } from '../text/pronunciations.ts';
+import { textParts, type Segment } from './script.ts';
 
 export interface SynthesisRequest {
   /**
-   * The whole text, split into sentences here; or sentences as they are written (streamed text
-   * input), each synthesized as soon as it arrives, until the iterable ends.
+   * The whole text, split into sentences here; or its segments, when it held markup (see
+   * script.ts: the server reads them first, so bad markup is refused before any audio); or
+   * segments as they are written (streamed text input), each synthesized as soon as it arrives,
+   * until the iterable ends.
    */
-  readonly text: string | AsyncIterable<string>;
+  readonly text: string | readonly Segment[] | AsyncIterable<Segment>;
   readonly voice: ResolvedVoice;
   readonly speed: number;
   /** Time the words (only when `info.capabilities.timestamps`). */
@@ -22,16 +28,33 @@ export interface SynthesisRequest {
    * split after each `.`, `!`, `?` or `…` followed by a space, and at 510 ids.
    */
   readonly phonemes?: boolean;
+  /** The pronunciation dictionary a whole text's sentences are read through (segments carry theirs). */
+  readonly pronunciations?: PronunciationMatcher;
+  /** The normalizer's switches; absent: the defaults. */
+  readonly normalization?: NormalizationOptions;
+}
+
+export type SpeechSegment = Extract<Segment, { kind: 'speech' }>;
+
+/** A plain sentence of `request` as a segment: the request's voice and speed, read through its dictionary. */
+export function speechOf(request: SynthesisRequest, sentence: string): SpeechSegment {
+  const parts: readonly SpeechPart[] = request.phonemes
+    ? [{ text: sentence }]
+    : textParts(sentence, request.pronunciations);
+  return { kind: 'speech', parts, voice: request.voice, speed: request.speed };
 }
 
 /** One sentence of `request` as the pool runs it. */
-export function sentenceJob(request: SynthesisRequest, text: string): SentenceRequest {
+export function sentenceJob(request: SynthesisRequest, segment: SpeechSegment): SentenceRequest {
+  const plain = isPlain(segment.parts);
   return {
-    text,
-    lang: request.voice.lang,
-    voice: request.voice,
-    speed: request.speed,
+    text: displayText(segment.parts),
+    lang: segment.voice.lang,
+    voice: segment.voice,
+    speed: segment.speed,
     ...(request.timestamps ? { timestamps: true } : {}),
     ...(request.phonemes ? { phonemes: true } : {}),
+    ...(plain ? {} : { parts: segment.parts }),
+    ...(request.normalization ? { normalization: request.normalization } : {}),
   };
 }

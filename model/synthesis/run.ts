@@ -26,6 +26,8 @@ export interface AudioChunk {
   readonly queueMs?: number;
   /** With timestamps: the words that end in this chunk, timed from the chunk's start. */
   readonly words?: readonly WordTiming[];
+  /** A named point (SSML `<mark>`): a chunk of no samples, at the audio time where it stands. */
+  readonly mark?: string;
 }
 
 /** What the audio is encoded as. */
@@ -39,6 +41,8 @@ export interface OutputFormat {
    * any byte of that chunk's audio is handed over.
    */
   readonly onWords?: (words: readonly WordTiming[]) => void;
+  /** Called at each mark, with its time on the request's audio clock, before the audio after it. */
+  readonly onMark?: (name: string, timeS: number) => void;
 }
 
 /** A run's figures, in milliseconds and seconds of audio. */
@@ -88,6 +92,10 @@ export function runSynthesis(
     let ended = false;
     try {
       for await (const chunk of chunks) {
+        if (chunk.mark !== undefined) {
+          output.onMark?.(chunk.mark, round(samples / SAMPLE_RATE, 3));
+          continue;
+        }
         if (chunk.words && output.onWords) {
           const offset = samples / SAMPLE_RATE;
           output.onWords(

@@ -1,11 +1,12 @@
 /**
  * A request's text as the sentences the engine synthesizes, one at a time: a whole text split
  * here, its first sentence cut at a clause mark only where that buys time; a phoneme string split
- * at its sentence ends; or streamed text's sentences as they are written.
+ * at its sentence ends; or the segments of markup (script.ts), whole or as they are written.
  */
 import type { CostModel } from '../inference/dispatch.ts';
 import { splitSentences } from '../text/sentences.ts';
-import type { SynthesisRequest } from './request.ts';
+import { speechOf, type SynthesisRequest } from './request.ts';
+import type { Segment } from './script.ts';
 
 /** Above this many characters the chunker cuts a sentence anyway. */
 const CHUNKER_LIMIT = 400;
@@ -21,23 +22,34 @@ export interface FirstChunkSettings {
 }
 
 /**
- * The sentences of `request`, one at a time. Streamed text stops being waited for once `signal`
- * aborts, even if it never ends by itself.
+ * The segments of `request`, one at a time: a plain whole text split into sentences here (each read
+ * through the request's dictionary), segments the server read from markup as they are. Streamed
+ * text stops being waited for once `signal` aborts, even if it never ends by itself.
  */
-export function sentenceSource(
+export function segmentSource(
   request: SynthesisRequest,
   first: FirstChunkSettings,
   costs: CostModel,
   signal: AbortSignal,
-): AsyncIterator<string> {
+): AsyncIterator<Segment> {
   const { text } = request;
-  if (typeof text !== 'string') return untilAborted(text, signal);
-  if (request.phonemes) return listed(phonemeSentences(text));
-  if (request.firstChunk === 'sentence' || first.minChars === 0) return listed(splitSentences(text));
+  if (typeof text !== 'string') return isStreamed(text) ? untilAborted(text, signal) : listed(text);
+  const sentences = wholeTextSentences(request, text, first, costs);
+  return listed(sentences.map((s) => speechOf(request, s)));
+}
+
+function wholeTextSentences(
+  request: SynthesisRequest,
+  text: string,
+  first: FirstChunkSettings,
+  costs: CostModel,
+): string[] {
+  if (request.phonemes) return phonemeSentences(text);
+  if (request.firstChunk === 'sentence' || first.minChars === 0) return splitSentences(text);
   const whole = splitSentences(text, { firstChunkMinChars: 0 });
   const fastEnough =
     first.budgetMs > 0 && whole.length > 0 && costs.poolMs(whole[0]!.length) <= first.budgetMs;
-  return listed(fastEnough ? whole : splitSentences(text, { firstChunkMinChars: first.minChars }));
+  return fastEnough ? whole : splitSentences(text, { firstChunkMinChars: first.minChars });
 }
 
 /**
@@ -60,13 +72,16 @@ export function phonemeSentences(phonemes: string): string[] {
     .filter((s) => s !== '');
 }
 
-async function* listed(sentences: readonly string[]): AsyncGenerator<string> {
-  yield* sentences;
+const isStreamed = (text: readonly Segment[] | AsyncIterable<Segment>): text is AsyncIterable<Segment> =>
+  Symbol.asyncIterator in text;
+
+async function* listed<T>(items: readonly T[]): AsyncGenerator<T> {
+  yield* items;
 }
 
-async function* untilAborted(text: AsyncIterable<string>, signal: AbortSignal): AsyncGenerator<string> {
-  const iterator = text[Symbol.asyncIterator]();
-  const aborted = new Promise<IteratorResult<string>>((resolve) => {
+async function* untilAborted<T>(items: AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T> {
+  const iterator = items[Symbol.asyncIterator]();
+  const aborted = new Promise<IteratorResult<T>>((resolve) => {
     const done = () => resolve({ value: undefined, done: true });
     if (signal.aborted) done();
     else signal.addEventListener('abort', done, { once: true });

@@ -7,9 +7,16 @@
  */
 import { abortError } from '../../protocol/errors.ts';
 import type { JobHandle, PieceResult, PoolRequest, SentenceRequest } from '../inference/worker-pool.ts';
+import type { SpeechSegment } from './request.ts';
 import type { AudioChunk } from './run.ts';
+import type { Segment } from './script.ts';
+
+/** Samples of silence per millisecond at 24 kHz. */
+const SAMPLES_PER_MS = 24;
 
 interface InFlight {
+  /** A sentence (else a pause or a mark, which take no worker and no room in the window). */
+  readonly speech: boolean;
   readonly pieces: AudioChunk[];
   job: JobHandle | undefined;
   settled: boolean;
@@ -18,8 +25,8 @@ interface InFlight {
 
 export class RequestWindow {
   readonly #pool: PoolRequest;
-  readonly #sentences: AsyncIterator<string>;
-  readonly #job: (sentence: string) => SentenceRequest;
+  readonly #sentences: AsyncIterator<Segment>;
+  readonly #job: (sentence: SpeechSegment) => SentenceRequest;
   readonly #lookahead: number;
   readonly #signal: AbortSignal;
   readonly #inFlight: InFlight[] = [];
@@ -36,8 +43,8 @@ export class RequestWindow {
    */
   constructor(
     pool: PoolRequest,
-    sentences: AsyncIterator<string>,
-    job: (sentence: string) => SentenceRequest,
+    sentences: AsyncIterator<Segment>,
+    job: (sentence: SpeechSegment) => SentenceRequest,
     lookahead: number,
     signal: AbortSignal,
   ) {
@@ -85,13 +92,18 @@ export class RequestWindow {
   /** The head has been handed over whole: the next sentence becomes next-needed. */
   #advance(): void {
     this.#inFlight.shift();
-    this.#inFlight[0]?.job?.promote();
+    this.#inFlight.find((entry) => entry.speech)?.job?.promote();
     this.#pull();
   }
 
   /** Takes the next sentence from the text when the window has room (one at a time). */
   #pull(): void {
-    if (this.#pulling || this.#exhausted || this.#inFlight.length > this.#lookahead || this.#signal.aborted)
+    if (
+      this.#pulling ||
+      this.#exhausted ||
+      this.#sentencesInFlight() > this.#lookahead ||
+      this.#signal.aborted
+    )
       return;
     this.#pulling = true;
     this.#sentences.next().then(
@@ -111,15 +123,39 @@ export class RequestWindow {
     );
   }
 
-  #submit(sentence: string): void {
+  #submit(segment: Segment): void {
     const index = this.#taken++;
-    const entry: InFlight = { pieces: [], job: undefined, settled: false, failure: undefined };
+    const speech = segment.kind === 'speech';
+    const entry: InFlight = { speech, pieces: [], job: undefined, settled: false, failure: undefined };
+    if (!speech) {
+      // Silence and marks need no worker: they are in place at once, in their turn.
+      entry.pieces.push(
+        segment.kind === 'pause'
+          ? {
+              samples: new Int16Array(Math.round(segment.ms * SAMPLES_PER_MS)),
+              sentence: index,
+              phonemeCount: 0,
+              inferenceMs: 0,
+            }
+          : {
+              samples: new Int16Array(0),
+              sentence: index,
+              phonemeCount: 0,
+              inferenceMs: 0,
+              mark: segment.name,
+            },
+      );
+      entry.settled = true;
+      this.#inFlight.push(entry);
+      return;
+    }
     const onPiece = (piece: PieceResult) => {
       entry.pieces.push({ ...piece, sentence: index });
       this.#notify();
     };
-    // The window's head is what the listener waits for; the rest is look-ahead.
-    entry.job = this.#pool.submit(this.#job(sentence), onPiece, this.#inFlight.length === 0);
+    // The window's first sentence is what the listener waits for (a pause or mark before it is in
+    // place already); the rest is look-ahead.
+    entry.job = this.#pool.submit(this.#job(segment), onPiece, this.#sentencesInFlight() === 0);
     entry.job.done.then(
       () => {
         entry.settled = true;
@@ -132,6 +168,12 @@ export class RequestWindow {
       },
     );
     this.#inFlight.push(entry);
+  }
+
+  #sentencesInFlight(): number {
+    let n = 0;
+    for (const entry of this.#inFlight) if (entry.speech) n++;
+    return n;
   }
 
   #notify(): void {

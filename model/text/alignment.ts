@@ -15,6 +15,7 @@
  */
 
 import { SAMPLE_RATE } from '../kokoro/constants.ts';
+import { isAliasPart, isPhonemePart, type SpeechPart } from './parts.ts';
 
 /** A place between two tokens of one piece: `index` tokens of piece `piece` lie before it. */
 export interface TokenPosition {
@@ -84,8 +85,45 @@ export function planWords(
   pieces: readonly string[],
 ): PlannedWord[] {
   const words = original.split(/\s+/).filter(Boolean);
+  return planSpoken(
+    words,
+    words.map((w) => normalize(w)),
+    pieces,
+  );
+}
+
+/**
+ * The same for a sentence in parts (parts.ts): a fixed reading's words are the ones the user wrote,
+ * and its first word stands for all it became (an alias's words, the phonemes' groups).
+ */
+export function planParts(
+  parts: readonly SpeechPart[],
+  normalize: (word: string) => string,
+  pieces: readonly string[],
+): PlannedWord[] {
+  const words: string[] = [];
+  const spoken: string[] = [];
+  for (const part of parts) {
+    const own = part.text.split(/\s+/).filter(Boolean);
+    const fixed = isPhonemePart(part)
+      ? part.phonemes
+      : isAliasPart(part)
+        ? normalize(part.spoken)
+        : undefined;
+    own.forEach((word, i) => {
+      words.push(word);
+      spoken.push(fixed === undefined ? normalize(word) : i === 0 ? fixed : '');
+    });
+  }
+  return planSpoken(words, spoken, pieces);
+}
+
+function planSpoken(
+  words: readonly string[],
+  spoken: readonly string[],
+  pieces: readonly string[],
+): PlannedWord[] {
   if (words.length === 0 || pieces.length === 0) return [];
-  const spoken = words.map((w) => normalize(w));
   const counts = spoken.map(spokenWords);
   const groups = groupsOf(pieces);
   const total = counts.reduce((a, b) => a + b, 0);

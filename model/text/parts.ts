@@ -40,6 +40,10 @@ export const isPhonemePart = (part: SpeechPart): part is PhonemePart => 'phoneme
 export const isAliasPart = (part: SpeechPart): part is AliasPart => 'spoken' in part;
 export const isStressPart = (part: SpeechPart): part is StressPart => 'stress' in part;
 
+/** Parts that are one plain text: the sentence is read as it always was, whole. */
+export const isPlain = (parts: readonly SpeechPart[]): boolean =>
+  parts.length === 1 && Object.keys(parts[0]!).length === 1;
+
 /** The words the user wrote: every part's `text`, in order. */
 export function displayText(parts: readonly SpeechPart[]): string {
   return parts.map((p) => p.text).join('');

@@ -48,17 +48,35 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
     } catch (err) {
       throw withRequestId(err, requestId);
     }
-    // With timestamps (SSE only), each chunk's words wait here until its audio event goes out.
-    const words: (readonly WordTiming[])[] = [];
+    // Over SSE, each chunk's words (with timestamps) and the marks before its audio wait here, in
+    // order, until its audio event goes out.
+    const pending: string[] = [];
+    const request_id = options.requestId;
+    const sse = options.transport === 'sse';
     const synthesis = startHttpSynthesis(request, reply, lifecycle, options, {
       maxStreams: config.maxHttpStreams,
       complete: !options.stream,
-      ...(options.timestamps ? { onWords: (w: readonly WordTiming[]) => words.push(w) } : {}),
+      ...(options.timestamps
+        ? {
+            onWords: (words: readonly WordTiming[]) =>
+              pending.push(formatSseEvent('word_timestamps', { request_id, words })),
+          }
+        : {}),
+      ...(sse
+        ? {
+            onMark: (name: string, time_s: number) =>
+              pending.push(formatSseEvent('mark', { request_id, name, time_s })),
+          }
+        : {}),
     });
+    // Markup that was dropped: known before any audio, so a header on every transport.
+    if (options.warnings.length > 0) reply.header('x-markup-warnings', asciiJson(options.warnings));
 
     if (options.transport === 'sse') {
       reply.header('cache-control', 'no-cache').header('x-accel-buffering', 'no');
-      return reply.type('text/event-stream; charset=utf-8').send(Readable.from(sseStream(synthesis, words)));
+      return reply
+        .type('text/event-stream; charset=utf-8')
+        .send(Readable.from(sseStream(synthesis, pending)));
     }
 
     const contentType = FORMATS[options.format].contentType(options.sampleRate);
@@ -78,15 +96,20 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
   });
 };
 
+/** JSON with every character past ASCII escaped: a header's value. */
+function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(
+    /[^\x20-\x7e]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
 /**
  * The SSE body: `audio_stream_start` at once (before inference), one `audio_chunk` per encoded
  * buffer (whole frames, base64), each after the `word_timestamps` of its chunk when asked for, then
  * `audio_stream_end`, or `error` if synthesis fails.
  */
-async function* sseStream(
-  synthesis: HttpSynthesis,
-  words: (readonly WordTiming[])[],
-): AsyncGenerator<string> {
+async function* sseStream(synthesis: HttpSynthesis, pending: string[]): AsyncGenerator<string> {
   const { run, options, signal, log } = synthesis;
   const request_id = options.requestId;
   yield formatSseEvent('audio_stream_start', {
@@ -98,8 +121,7 @@ async function* sseStream(
   let seq = 0;
   try {
     for await (const bytes of run) {
-      for (const chunk of words.splice(0))
-        yield formatSseEvent('word_timestamps', { request_id, words: chunk });
+      yield* pending.splice(0);
       yield formatSseEvent('audio_chunk', {
         request_id,
         seq: seq++,
@@ -113,7 +135,12 @@ async function* sseStream(
     yield formatSseEvent('error', { request_id, code: body.code, message: body.message });
     return;
   }
-  for (const chunk of words.splice(0)) yield formatSseEvent('word_timestamps', { request_id, words: chunk });
+  yield* pending.splice(0);
   const { audioS } = synthesis.completed('sse');
-  yield formatSseEvent('audio_stream_end', { request_id, total_chunks: seq, duration_s: audioS });
+  yield formatSseEvent('audio_stream_end', {
+    request_id,
+    total_chunks: seq,
+    duration_s: audioS,
+    ...(options.warnings.length > 0 ? { warnings: [...options.warnings] } : {}),
+  });
 }

@@ -9,7 +9,12 @@ import { codePointLength } from '../../protocol/request.ts';
 import type { Config } from '../config.ts';
 import { ttsError } from '../errors.ts';
 import type { Lifecycle } from '../lifecycle.ts';
-import { describe } from '../request.ts';
+import {
+  parseNormalizationOptions,
+  parseRequestPronunciations,
+  type MarkupMode,
+} from '../../model/engine.ts';
+import { MARKUP_MODES, describe } from '../request.ts';
 
 export const phonemizeRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifecycle }> = async (
   app,
@@ -23,7 +28,8 @@ export const phonemizeRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Li
         'TTS_ERR_BAD_REQUEST',
         'The JSON body should be an object such as {"text": "Hello", "lang": "a"}',
       );
-    const { text, lang } = body as Record<string, unknown>;
+    const fields = body as Record<string, unknown>;
+    const { text, lang } = fields;
     if (text === undefined)
       throw ttsError('TTS_ERR_BAD_REQUEST', 'The request has no text: send {"text": "…"} to phonemize');
     if (typeof text !== 'string')
@@ -41,9 +47,45 @@ export const phonemizeRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Li
         'TTS_ERR_INVALID_OPTION',
         `lang should be a string such as "a", "b" or "fr-FR"; got ${describe(lang)}`,
       );
-    // The default voice's language unless the request names one, by the rules of synthesis.
-    const code = engine.voices.resolve(config.defaultVoice, lang).lang;
-    const result = await engine.phonemize(text, code);
-    return { phonemes: result.phonemes, tokens: result.ids, front_end: result.frontEnd, lang: result.lang };
+    // The default voice's language unless the request names one, by the rules of synthesis; and
+    // the text read as a synthesis request's would be: markup, dictionaries, normalizer switches.
+    const voice = engine.voices.resolve(config.defaultVoice, lang);
+    const markup = fields.markup === undefined ? 'auto' : fields.markup;
+    if (typeof markup !== 'string' || !MARKUP_MODES.includes(markup as MarkupMode))
+      throw ttsError(
+        'TTS_ERR_INVALID_OPTION',
+        `markup should be one of: ${MARKUP_MODES.join(', ')}; got ${describe(markup)}`,
+        { data: { param: 'markup' } },
+      );
+    const pronunciations =
+      fields.pronunciations === undefined
+        ? undefined
+        : parseRequestPronunciations(fields.pronunciations, voice.lang);
+    const normalization =
+      fields.normalization_options === undefined
+        ? undefined
+        : parseNormalizationOptions(fields.normalization_options);
+    const result = await engine.phonemizeText(
+      text,
+      {
+        voice,
+        speed: 1,
+        markup: markup as MarkupMode,
+        firstChunk: 'sentence',
+        ...(typeof lang === 'string' ? { lang } : {}),
+        ...(pronunciations ? { pronunciations } : {}),
+      },
+      normalization,
+    );
+    return {
+      phonemes: result.phonemes,
+      tokens: result.ids,
+      front_end: result.frontEnd,
+      lang: result.lang,
+      ...(result.segments.length > 1 || !('phonemes' in (result.segments[0] ?? {}))
+        ? { segments: result.segments }
+        : {}),
+      ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}),
+    };
   });
 };

@@ -12,7 +12,10 @@ import { PcmEncoder, WavEncoder } from '../../dist/model/audio/wav.js';
 import { SAMPLE_RATE } from '../../dist/model/kokoro/constants.js';
 import { VoiceCatalog, kokoroJsVoiceDir } from '../../dist/model/kokoro/voices.js';
 import { runSynthesis, type AudioChunk } from '../../dist/model/synthesis/run.js';
+import { Segmenter, scriptOf, type ScriptSettings, type Segment } from '../../dist/model/synthesis/script.js';
 import { phonemeSentences } from '../../dist/model/synthesis/sentences.js';
+import { hasMarkup } from '../../dist/model/text/markup.js';
+import { displayText } from '../../dist/model/text/parts.js';
 import { isSupportedLanguage } from '../../dist/model/text/phonemes.js';
 import { splitSentences } from '../../dist/model/text/sentences.js';
 import { abortError } from '../../dist/protocol/errors.js';
@@ -68,22 +71,55 @@ export function fakeEngine(options: FakeEngineOptions = {}): FakeEngine {
     english: { frontEnd: 'misaki', lexiconDir: 'none' },
   };
 
+  function scriptSettings(settings: Parameters<Engine['segmenter']>[0]): ScriptSettings {
+    return {
+      voice: settings.voice,
+      speed: settings.speed,
+      ...(settings.lang !== undefined ? { lang: settings.lang } : {}),
+      resolveVoice: (spec, lang) => voices.resolve(spec, lang),
+      pronunciations: (lang) =>
+        settings.pronunciations?.lang === lang ? settings.pronunciations : undefined,
+      firstChunkMinChars: 0,
+      mode: settings.markup,
+    };
+  }
+
   async function* stream(request: SynthesisRequest, signal?: AbortSignal): AsyncGenerator<AudioChunk> {
     requests.push(request);
     open++;
     try {
-      const sentences =
+      const segments: Iterable<Segment> | AsyncIterable<Segment> =
         typeof request.text !== 'string'
           ? request.text
-          : request.phonemes
-            ? phonemeSentences(request.text)
-            : splitSentences(request.text);
+          : (request.phonemes ? phonemeSentences(request.text) : splitSentences(request.text)).map(
+              (text): Segment => ({
+                kind: 'speech',
+                parts: [{ text }],
+                voice: request.voice,
+                speed: request.speed,
+              }),
+            );
       let index = 0;
-      for await (const sentence of sentences) {
+      for await (const segment of segments) {
         if (index === 0 && options.fail !== undefined) throw options.fail;
         await options.hold;
         if (signal?.aborted) throw abortError();
-        yield tone(sentence, request.speed, index++, request.timestamps === true);
+        if (segment.kind === 'pause')
+          yield {
+            samples: new Int16Array(Math.round(segment.ms * 24)),
+            sentence: index++,
+            phonemeCount: 0,
+            inferenceMs: 0,
+          };
+        else if (segment.kind === 'mark')
+          yield {
+            samples: new Int16Array(0),
+            sentence: index++,
+            phonemeCount: 0,
+            inferenceMs: 0,
+            mark: segment.name,
+          };
+        else yield tone(displayText(segment.parts), segment.speed, index++, request.timestamps === true);
       }
     } finally {
       open--;
@@ -106,12 +142,44 @@ export function fakeEngine(options: FakeEngineOptions = {}): FakeEngine {
         startedAt ?? performance.now(),
       ),
     stream,
-    phonemize: async (text, lang) => ({
+    phonemize: async ({ text, lang }) => ({
       phonemes: text.toLowerCase(),
       ids: [...text].map((c) => c.charCodeAt(0) % 178),
       frontEnd: 'fake',
       lang,
     }),
+    readText: (text, settings) =>
+      hasMarkup(text, settings.markup) ? scriptOf(text, scriptSettings(settings)) : { warnings: [] },
+    segmenter: (settings) => new Segmenter(scriptSettings(settings)),
+    dictionary: (_lang, request) => request,
+    phonemizeText: async (text, settings) => {
+      const {
+        segments = [{ kind: 'speech', parts: [{ text }], voice: settings.voice, speed: 1 }],
+        warnings,
+      } = hasMarkup(text, settings.markup) ? scriptOf(text, scriptSettings(settings)) : { warnings: [] };
+      const spoken = segments.flatMap((s) =>
+        s.kind === 'speech' ? [displayText(s.parts).toLowerCase()] : [],
+      );
+      return {
+        phonemes: spoken.join(' '),
+        ids: [...spoken.join(' ')].map((c) => c.charCodeAt(0) % 178),
+        frontEnd: 'fake',
+        lang: settings.voice.lang,
+        segments: segments.map((s) =>
+          s.kind === 'pause'
+            ? { pause_ms: s.ms }
+            : s.kind === 'mark'
+              ? { mark: s.name }
+              : {
+                  phonemes: displayText(s.parts).toLowerCase(),
+                  lang: s.voice.lang,
+                  voice: s.voice.key,
+                  speed: s.speed,
+                },
+        ),
+        warnings,
+      };
+    },
     streamedFirstChunkMinChars: () => 0,
     dispose: async () => {},
   };

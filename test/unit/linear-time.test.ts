@@ -12,7 +12,9 @@ import { normalizeText } from '../../model/text/normalize.ts';
 import { normalizeIntl } from '../../model/text/normalize-intl.ts';
 import { normalizeJapanese } from '../../model/text/japanese.ts';
 import { normalizeMandarin } from '../../model/text/mandarin.ts';
+import { MarkupParser, parseMarkup } from '../../model/text/markup.ts';
 import { splitOnPunctuation } from '../../model/text/phonemes.ts';
+import { applyPronunciations, parseRequestPronunciations } from '../../model/text/pronunciations.ts';
 import { IncrementalSentenceChunker, splitSentences } from '../../model/text/sentences.ts';
 import { keepKnownPhonemes, splitPhonemes } from '../../model/text/tokens.ts';
 import { codePointLength } from '../../protocol/request.ts';
@@ -32,7 +34,17 @@ const INPUTS: Record<string, (n: number) => string> = {
   'closing quotes': (n) => `a, ${'"'.repeat(n)}`,
   'digit groups between spaces': (n) => '100 '.repeat(n / 4),
   'money signs': (n) => '€1 '.repeat(n / 3),
+  'SSML tags': (n) => `<speak>${'<s>a <break/> </s>'.repeat(n / 18)}</speak>`,
+  'open brackets': (n) => '[pause [voice [x]('.repeat(n / 18),
+  'pauses and links': (n) => '[pause:1ms] [word](/wɜɹd/) '.repeat(n / 28),
+  entities: (n) => `<speak>${'&amp;&#x41;&lt;'.repeat(n / 14)}</speak>`,
 };
+
+/** A dictionary for the matcher: phrases whose first words are everywhere in the inputs. */
+const DICTIONARY = parseRequestPronunciations(
+  { a: { alias: 'eh' }, 'a a a': { alias: 'three' }, Dr: { alias: 'doctor' }, '1 1': { alias: 'eleven' } },
+  'a',
+);
 
 /** Every parser that sees client text or fields before (or in) the model's front end. */
 const PARSERS: Record<string, (input: string) => unknown> = {
@@ -57,6 +69,23 @@ const PARSERS: Record<string, (input: string) => unknown> = {
   'phonemizer input split': (input) => splitOnPunctuation(input),
   'phoneme filter and split': (input) => splitPhonemes(keepKnownPhonemes(input)),
   'code point count': (input) => codePointLength(input),
+  'markup parser': (input) => {
+    try {
+      parseMarkup(input);
+    } catch {
+      // refused: what matters is how long it took
+    }
+  },
+  'markup parser (1 KB pieces)': (input) => {
+    const parser = new MarkupParser('auto');
+    try {
+      for (let i = 0; i < input.length; i += 1024) parser.push(input.slice(i, i + 1024));
+      parser.end();
+    } catch {
+      // refused
+    }
+  },
+  'pronunciation matcher': (input) => applyPronunciations(input, DICTIONARY),
 };
 
 describe.each(Object.entries(PARSERS))('%s', (_name, parse) => {

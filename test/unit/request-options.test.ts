@@ -54,6 +54,8 @@ describe('parseOptions: defaults', () => {
       timestamps: false,
       firstChunk: 'clause',
       phonemes: false,
+      markup: 'auto',
+      warnings: [],
     });
     expect(parse({ text: 'Hi.' }).requestId).not.toBe(options.requestId);
   });

@@ -10,7 +10,9 @@ import type {
   PoolRequest,
   SentenceRequest,
 } from '../../model/inference/worker-pool.ts';
+import type { SpeechSegment } from '../../model/synthesis/request.ts';
 import type { AudioChunk } from '../../model/synthesis/run.ts';
+import type { Segment } from '../../model/synthesis/script.ts';
 import { RequestWindow } from '../../model/synthesis/window.ts';
 import { isAbortError } from '../../protocol/errors.ts';
 
@@ -55,19 +57,28 @@ class RecordingPool implements PoolRequest {
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
-async function* sentences(texts: readonly string[]): AsyncGenerator<string> {
-  yield* texts;
+const VOICE = { key: 'af_heart', lang: 'a', parts: [] } as const;
+
+const speech = (text: string): Segment => ({ kind: 'speech', parts: [{ text }], voice: VOICE, speed: 1 });
+
+async function* sentences(texts: readonly (string | Segment)[]): AsyncGenerator<Segment> {
+  for (const t of texts) yield typeof t === 'string' ? speech(t) : t;
 }
 
-function windowOver(texts: readonly string[], lookahead: number, signal = new AbortController().signal) {
+const job = (segment: SpeechSegment) => ({
+  text: segment.parts.map((p) => p.text).join(''),
+  lang: 'a' as const,
+  voice: VOICE,
+  speed: 1,
+});
+
+function windowOver(
+  texts: readonly (string | Segment)[],
+  lookahead: number,
+  signal = new AbortController().signal,
+) {
   const pool = new RecordingPool();
-  const window = new RequestWindow(
-    pool,
-    sentences(texts),
-    (text) => ({ text, lang: 'a', voice: { key: 'af_heart', lang: 'a', parts: [] }, speed: 1 }),
-    lookahead,
-    signal,
-  );
+  const window = new RequestWindow(pool, sentences(texts), job, lookahead, signal);
   return { pool, audio: window.audio() };
 }
 
@@ -90,6 +101,31 @@ describe('RequestWindow', () => {
     await reading;
     expect(taken.map((c) => c.sentence)).toEqual([0, 1, 2, 2]);
     expect(pool.closed).toBe(1);
+  });
+
+  it('a pause is exact silence in its turn, a mark a chunk of no samples; neither reaches the pool', async () => {
+    const { pool, audio } = windowOver(
+      ['a', { kind: 'pause', ms: 1500 }, { kind: 'mark', name: 'here' }, 'b', { kind: 'pause', ms: 0.5 }],
+      2,
+    );
+    const taken: AudioChunk[] = [];
+    const reading = (async () => {
+      for await (const chunk of audio) taken.push(chunk);
+    })();
+    await tick();
+    expect(pool.jobs.map((j) => j.text)).toEqual(['a', 'b']);
+    expect(taken).toEqual([]); // the pause waits for the sentence before it
+    pool.jobs[1]!.finish();
+    pool.jobs[0]!.finish();
+    await reading;
+    expect(taken.map((c) => [c.sentence, c.samples.length, c.mark])).toEqual([
+      [0, 4, undefined],
+      [1, 36_000, undefined],
+      [2, 0, 'here'],
+      [3, 4, undefined],
+      [4, 12, undefined],
+    ]);
+    expect(taken[1]!.samples.every((x) => x === 0)).toBe(true);
   });
 
   it.each([0, 1, 2])(
@@ -157,17 +193,11 @@ describe('RequestWindow', () => {
 
   it('a text that fails (streamed text cut off) fails the audio after the sentences it gave', async () => {
     const pool = new RecordingPool();
-    async function* broken(): AsyncGenerator<string> {
-      yield 'a';
+    async function* broken(): AsyncGenerator<Segment> {
+      yield speech('a');
       throw new Error('the text stream broke');
     }
-    const window = new RequestWindow(
-      pool,
-      broken(),
-      (text) => ({ text, lang: 'a', voice: { key: 'af_heart', lang: 'a', parts: [] }, speed: 1 }),
-      2,
-      new AbortController().signal,
-    );
+    const window = new RequestWindow(pool, broken(), job, 2, new AbortController().signal);
     const taken: number[] = [];
     const reading = (async () => {
       for await (const chunk of window.audio()) taken.push(chunk.sentence);

@@ -10,7 +10,7 @@ import type { TtsAudioEvent, TtsEvent, TtsWord } from './events.ts';
 /** The events a control frame becomes. */
 export type TtsControlEvent = Extract<
   TtsEvent,
-  { type: 'start' | 'words' | 'complete' | 'error' | 'cancelled' }
+  { type: 'start' | 'words' | 'mark' | 'complete' | 'error' | 'cancelled' }
 >;
 
 /**
@@ -58,6 +58,13 @@ export class RequestTracker {
           type: 'words',
           requestId: requestId ?? this.#current ?? this.#open[0] ?? '',
           words: Array.isArray(message.words) ? message.words.flatMap(toWord) : [],
+        };
+      case 'mark':
+        return {
+          type: 'mark',
+          requestId: requestId ?? this.#current ?? this.#open[0] ?? '',
+          name: String(message.name),
+          timeS: Number(message.time_s),
         };
       case 'synthesis_complete': {
         const id = requestId ?? this.#current ?? this.#open[0] ?? '';

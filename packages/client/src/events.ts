@@ -36,6 +36,15 @@ export interface TtsWordsEvent {
   readonly words: readonly TtsWord[];
 }
 
+/** An SSML `<mark>` of the request: before the audio after it, with its time on the request's audio. */
+export interface TtsMarkEvent {
+  readonly type: 'mark';
+  readonly requestId: string;
+  readonly name: string;
+  /** Seconds of the request's audio before the mark. */
+  readonly timeS: number;
+}
+
 /** The last audio of a request has been received. */
 export interface TtsCompleteEvent {
   readonly type: 'complete';
@@ -87,6 +96,7 @@ export interface TtsClosedEvent {
 export type TtsEvent =
   | TtsStartEvent
   | TtsWordsEvent
+  | TtsMarkEvent
   | TtsAudioEvent
   | TtsCompleteEvent
   | TtsErrorEvent

@@ -39,6 +39,7 @@ export type {
   TtsStartEvent,
   TtsWord,
   TtsWordsEvent,
+  TtsMarkEvent,
 } from './events.ts';
 export {
   TtsSession,

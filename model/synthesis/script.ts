@@ -1,0 +1,222 @@
+/**
+ * A request's text as the engine speaks it when it holds markup: sentences (each with its voice,
+ * speed and fixed readings), pauses and marks, in order. The markup parser (text/markup.ts) reads
+ * the constructs; this turns its events into segments:
+ *
+ * 1. text, and the spans whose reading is fixed (inline phonemes, `sub`, `say-as`, stress), go to
+ *    the sentence chunker, each fixed span as one placeholder character, so no sentence ends
+ *    inside one and the chunker's rules (the first chunk, abbreviations, the length limit) hold;
+ * 2. a pause, a mark, a voice or rate change and a paragraph or sentence element end the sentence
+ *    there: a pause inside a sentence splits its inference, so the silence lands where it is written;
+ * 3. each sentence becomes parts: the placeholders their fixed readings back, the text between them
+ *    read through the pronunciation dictionary (text/pronunciations.ts).
+ *
+ * Fed whole or piece by piece (streamed text), it gives the same segments.
+ */
+import { ttsError } from '../../protocol/errors.ts';
+import { SPEED_MAX, SPEED_MIN } from '../../protocol/request.ts';
+import type { LanguageCode } from '../kokoro/constants.ts';
+import type { ResolvedVoice } from '../kokoro/voices.ts';
+import { foreignPhonemeSymbols, ipaToKokoro } from '../text/ipa.ts';
+import { MarkupParser, type MarkupEvent, type MarkupLimits, type MarkupMode } from '../text/markup.ts';
+import type { SpeechPart } from '../text/parts.ts';
+import { applyPronunciations, type PronunciationMatcher } from '../text/pronunciations.ts';
+import { sayAs } from '../text/say-as.ts';
+import { IncrementalSentenceChunker } from '../text/sentences.ts';
+
+/** One thing the request's audio holds, in order. */
+export type Segment =
+  /** A sentence, synthesized with its voice and speed. */
+  | {
+      readonly kind: 'speech';
+      readonly parts: readonly SpeechPart[];
+      readonly voice: ResolvedVoice;
+      readonly speed: number;
+    }
+  /** Silence of exactly `ms` milliseconds (rounded to whole samples at 24 kHz). */
+  | { readonly kind: 'pause'; readonly ms: number }
+  /** A named point in the audio (SSML `<mark>`), reported with its time. */
+  | { readonly kind: 'mark'; readonly name: string };
+
+/** Stands for one span with a fixed reading inside the chunker's text: a private-use character. */
+const PLACEHOLDER = '\uE000';
+
+export interface ScriptSettings {
+  /** The request's voice, and its speed (markup's rates multiply it). */
+  readonly voice: ResolvedVoice;
+  readonly speed: number;
+  /** The request's `lang`, when it named one: voices that markup switches to read in it too. */
+  readonly lang?: string;
+  /** A voice spec (a markup `[voice:…]` or `<voice name>`) → the voice, as the request's voice is resolved. */
+  readonly resolveVoice: (spec: string, lang?: string) => ResolvedVoice;
+  /** The pronunciation dictionary for a language, if any. */
+  readonly pronunciations?: (lang: LanguageCode) => PronunciationMatcher | undefined;
+  readonly firstChunkMinChars: number;
+  readonly mode?: MarkupMode;
+  readonly limits?: Partial<MarkupLimits>;
+}
+
+/** A sentence's parts: its text read through the dictionary. */
+export function textParts(text: string, matcher: PronunciationMatcher | undefined): readonly SpeechPart[] {
+  return matcher ? applyPronunciations(text, matcher) : [{ text }];
+}
+
+export class Segmenter {
+  readonly #settings: ScriptSettings;
+  readonly #parser: MarkupParser;
+  readonly #chunker: IncrementalSentenceChunker;
+  /** The fixed readings whose placeholders are in the chunker, in order. */
+  readonly #fixed: SpeechPart[] = [];
+  readonly #warnings: string[] = [];
+  #voice: ResolvedVoice;
+  #speed: number;
+
+  constructor(settings: ScriptSettings) {
+    this.#settings = settings;
+    this.#parser = new MarkupParser(settings.mode ?? 'auto', settings.limits);
+    this.#chunker = new IncrementalSentenceChunker({ firstChunkMinChars: settings.firstChunkMinChars });
+    this.#voice = settings.voice;
+    this.#speed = settings.speed;
+  }
+
+  /** What markup was dropped (its text spoken): one sentence per kind. */
+  get warnings(): readonly string[] {
+    return [...this.#parser.warnings, ...this.#warnings];
+  }
+
+  /** Text received and not yet handed out as a segment. */
+  get buffered(): string {
+    return this.#chunker.buffered;
+  }
+
+  /** Characters the parser holds while a construct is incomplete. */
+  get held(): number {
+    return this.#parser.heldChars;
+  }
+
+  /** Adds text; returns the segments it completed. Throws a TtsError (`invalid_markup`, …). */
+  push(text: string): Segment[] {
+    return this.#events(this.#parser.push(text), false);
+  }
+
+  /** The text is complete: returns the rest. An unterminated construct is an `invalid_markup` error. */
+  end(): Segment[] {
+    return this.#events(this.#parser.end(), true);
+  }
+
+  /** Speaks what the chunker holds now (an idle streamed utterance), without ending the text. */
+  flushSentence(): Segment[] {
+    return this.#sentences(this.#chunker.flush());
+  }
+
+  #events(events: readonly MarkupEvent[], final: boolean): Segment[] {
+    const out: Segment[] = [];
+    for (const event of events) {
+      switch (event.type) {
+        case 'text':
+          // A private-use character the user wrote must not be read as a placeholder.
+          out.push(...this.#sentences(this.#chunker.feed(event.text.replaceAll(PLACEHOLDER, ' '))));
+          break;
+        case 'phonemes':
+          this.#pushFixed({ text: event.text, phonemes: this.#checkedPhonemes(event) }, out);
+          break;
+        case 'alias':
+          this.#pushFixed({ text: event.text, spoken: event.spoken }, out);
+          break;
+        case 'stress':
+          this.#pushFixed({ text: event.text, stress: event.stress }, out);
+          break;
+        case 'say-as': {
+          const read = sayAs(event.interpretAs, event.text, this.#voice.lang, {
+            ...(event.format !== undefined ? { format: event.format } : {}),
+            ...(event.detail !== undefined ? { detail: event.detail } : {}),
+          });
+          if ('spoken' in read) this.#pushFixed({ text: event.text, spoken: read.spoken }, out);
+          else {
+            this.#warn(read.unsupported);
+            out.push(...this.#sentences(this.#chunker.feed(event.text)));
+          }
+          break;
+        }
+        case 'pause':
+          out.push(...this.flushSentence(), { kind: 'pause', ms: event.ms });
+          break;
+        case 'mark':
+          out.push(...this.flushSentence(), { kind: 'mark', name: event.name });
+          break;
+        case 'boundary':
+          out.push(...this.flushSentence());
+          break;
+        case 'style':
+          out.push(...this.flushSentence());
+          this.#voice =
+            event.style.voice === undefined
+              ? this.#settings.voice
+              : this.#settings.resolveVoice(event.style.voice, this.#settings.lang);
+          this.#speed = this.#checkedSpeed(event.style.rate);
+          break;
+      }
+    }
+    if (final) out.push(...this.flushSentence());
+    return out;
+  }
+
+  #pushFixed(part: SpeechPart, out: Segment[]): void {
+    this.#fixed.push(part);
+    // Spaces around it: a fixed span is a word of its own to the chunker.
+    out.push(...this.#sentences(this.#chunker.feed(PLACEHOLDER)));
+  }
+
+  #sentences(sentences: readonly string[]): Segment[] {
+    const matcher = this.#settings.pronunciations?.(this.#voice.lang);
+    return sentences.map((sentence) => {
+      const parts: SpeechPart[] = [];
+      let from = 0;
+      for (let i = sentence.indexOf(PLACEHOLDER); i !== -1; i = sentence.indexOf(PLACEHOLDER, from)) {
+        if (i > from) parts.push(...textParts(sentence.slice(from, i), matcher));
+        parts.push(this.#fixed.shift()!);
+        from = i + 1;
+      }
+      if (from < sentence.length) parts.push(...textParts(sentence.slice(from), matcher));
+      return { kind: 'speech', parts, voice: this.#voice, speed: this.#speed };
+    });
+  }
+
+  #checkedPhonemes(event: Extract<MarkupEvent, { type: 'phonemes' }>): string {
+    const phonemes =
+      event.alphabet === 'ipa' ? ipaToKokoro(event.phonemes, this.#voice.lang) : event.phonemes;
+    const foreign = foreignPhonemeSymbols(phonemes);
+    if (foreign.length > 0) {
+      throw ttsError(
+        'TTS_ERR_INVALID_MARKUP',
+        `The phonemes ${JSON.stringify(event.phonemes)} for ${JSON.stringify(event.text)} (at character ${event.start}) have symbols outside Kokoro's vocabulary: ${foreign.join(', ')}`,
+      );
+    }
+    return phonemes;
+  }
+
+  #checkedSpeed(rate: number): number {
+    const speed = this.#settings.speed * rate;
+    if (!(speed >= SPEED_MIN && speed <= SPEED_MAX)) {
+      throw ttsError(
+        'TTS_ERR_INVALID_MARKUP',
+        `A rate of ${rate} on the request's speed ${this.#settings.speed} makes ${Math.round(speed * 1000) / 1000}; the speed must stay from ${SPEED_MIN} to ${SPEED_MAX}`,
+      );
+    }
+    return speed;
+  }
+
+  #warn(message: string): void {
+    if (!this.#warnings.includes(message)) this.#warnings.push(message);
+  }
+}
+
+/** The segments of a whole text (push and end). */
+export function scriptOf(
+  text: string,
+  settings: ScriptSettings,
+): { segments: Segment[]; warnings: readonly string[] } {
+  const segmenter = new Segmenter(settings);
+  const segments = [...segmenter.push(text), ...segmenter.end()];
+  return { segments, warnings: segmenter.warnings };
+}
