@@ -12,6 +12,9 @@ const $ = (id) => document.getElementById(id);
 const el = {
   server: $('server'),
   text: $('text'),
+  pause: $('pause'),
+  pauseLength: $('pause-length'),
+  pronunciations: $('pronunciations'),
   voice: $('voice'),
   speed: $('speed'),
   speedValue: $('speed-value'),
@@ -238,9 +241,14 @@ function onControl(message) {
     case 'synthesis_start':
       setStatus('speaking…');
       break;
+    case 'mark':
+      current.marks++;
+      break;
     case 'synthesis_complete':
       finish(
-        `done: ${message.total_duration_s.toFixed(2)} s of audio in ${message.chunks} chunk${message.chunks === 1 ? '' : 's'}; the server sent the first audio ${Math.round(message.time_to_first_audio_s * 1000)} ms after the text arrived`,
+        `done: ${message.total_duration_s.toFixed(2)} s of audio in ${message.chunks} chunk${message.chunks === 1 ? '' : 's'}; the server sent the first audio ${Math.round(message.time_to_first_audio_s * 1000)} ms after the text arrived` +
+          (current.marks > 0 ? `; ${current.marks} mark${current.marks === 1 ? '' : 's'}` : '') +
+          (message.warnings ? `; warnings: ${message.warnings.join(' ')}` : ''),
         'ok',
       );
       break;
@@ -278,10 +286,47 @@ function pieces(text) {
   return out;
 }
 
+/** Puts `[pause:…]` where the cursor is in the text. */
+function insertPause() {
+  const mark = `[pause:${el.pauseLength.value}]`;
+  const { selectionStart: start, selectionEnd: end, value } = el.text;
+  const before = value.slice(0, start);
+  const after = value.slice(end);
+  const spaced = `${before === '' || /\s$/.test(before) ? '' : ' '}${mark}${/^\s/.test(after) ? '' : ' '}`;
+  el.text.value = before + spaced + after;
+  el.text.selectionStart = el.text.selectionEnd = start + spaced.length;
+  el.text.focus();
+}
+
+/**
+ * The pronunciations field as a request's `pronunciations`: `word = /phonemes/` or
+ * `word = alias`, one per line. Undefined when empty; throws naming a line without `=`.
+ */
+function pronunciations() {
+  const entries = {};
+  el.pronunciations.value.split('\n').forEach((line, i) => {
+    if (line.trim() === '') return;
+    const at = line.indexOf('=');
+    if (at < 0) throw new Error(`Pronunciations, line ${i + 1}: write "word = /phonemes/" or "word = alias"`);
+    const word = line.slice(0, at).trim();
+    const reading = line.slice(at + 1).trim();
+    const phonemes = /^\/(.+)\/$/.exec(reading);
+    entries[word] = phonemes ? { phonemes: phonemes[1] } : { alias: reading };
+  });
+  return Object.keys(entries).length > 0 ? entries : undefined;
+}
+
 async function speak() {
   const text = el.text.value;
   if (text.trim() === '') {
     setStatus('Type something to speak first.', 'error');
+    return;
+  }
+  let entries;
+  try {
+    entries = pronunciations();
+  } catch (err) {
+    setStatus(err.message, 'error');
     return;
   }
   let ws;
@@ -301,6 +346,7 @@ async function speak() {
     frames: 0,
     samples: 0,
     peaks: [],
+    marks: 0,
     done: false,
   };
   el.ttfa.textContent = '…';
@@ -308,7 +354,13 @@ async function speak() {
   el.received.textContent = '0.00 s';
   el.speak.disabled = true;
   el.stop.disabled = false;
-  const options = { request_id: id, voice: el.voice.value, speed: Number(el.speed.value), format: 'pcm' };
+  const options = {
+    request_id: id,
+    voice: el.voice.value,
+    speed: Number(el.speed.value),
+    format: 'pcm',
+    ...(entries ? { pronunciations: entries } : {}),
+  };
   const mode = document.querySelector('input[name="mode"]:checked').value;
   if (mode === 'whole') {
     el.typed.textContent = '';
@@ -357,6 +409,7 @@ async function download() {
       voice: el.voice.value,
       speed: Number(el.speed.value),
       response_format: format,
+      ...(pronunciations() ? { pronunciations: pronunciations() } : {}),
     }),
   });
   if (!res.ok) {
@@ -379,6 +432,7 @@ el.speed.addEventListener(
   'input',
   () => (el.speedValue.textContent = `${Number(el.speed.value).toFixed(2)}×`),
 );
+el.pause.addEventListener('click', insertPause);
 el.speak.addEventListener('click', () => void speak());
 el.stop.addEventListener('click', stop);
 el.download.addEventListener('click', () => void download().catch((err) => setStatus(err.message, 'error')));

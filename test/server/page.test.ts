@@ -125,6 +125,27 @@ describe.skipIf(!CHROMIUM)(`the page in headless Chromium${SKIP}`, () => {
     expect(Math.abs(result.receivedS - (await expectedSeconds(text, 'af_heart')))).toBeLessThanOrEqual(0.005);
   });
 
+  it('Insert pause puts a pause at the cursor, and the pronunciations field reads its words: both spoken', async () => {
+    await page.$eval('#text', (el) => {
+      const area = el as unknown as { value: string; selectionStart: number; selectionEnd: number };
+      area.value = 'Hello there. How is Nginx?';
+      area.selectionStart = area.selectionEnd = 'Hello there.'.length;
+    });
+    await page.select('#pause-length', '1s');
+    await page.click('#pause');
+    const text = await page.$eval('#text', (el) => (el as unknown as { value: string }).value);
+    expect(text).toBe('Hello there. [pause:1s] How is Nginx?');
+    await page.$eval(
+      '#pronunciations',
+      (el) => ((el as unknown as { value: string }).value = 'SQL = sequel'),
+    );
+    const result = await speakOnPage(page, { mode: 'whole', voice: 'af_heart' });
+    await page.$eval('#pronunciations', (el) => ((el as unknown as { value: string }).value = ''));
+    expect(result.status).toMatch(/^done/);
+    const spoken = (await expectedSeconds('Hello there. How is engine x?', 'af_heart')) + 1;
+    expect(Math.abs(result.receivedS - spoken)).toBeLessThanOrEqual(0.005);
+  });
+
   it('Stop sends cancel: the server cuts the speech, and the session speaks again after', async () => {
     const long = Array.from(
       { length: 30 },
