@@ -73,6 +73,7 @@ describe('docs/protocol.md against the code', () => {
     const engine = {
       voices: { resolve: () => ({ id: 'af_heart', lang: 'a' }) },
       info: { contract: { speedType: 'float32' }, formats: Object.keys(FORMATS) },
+      readText: () => ({ warnings: [] }),
     } as unknown as Engine;
     parseOptions(body, { route: 'http', config: parseConfig({}), engine });
     const documented = table('Synthesis options').map(([field]) => unticked(field!));
@@ -90,7 +91,12 @@ describe('docs/protocol.md against a running server', () => {
 
   it('names every control frame type the WebSocket route sends, with its fields', async () => {
     const client = await TestClient.open(server.ws);
-    client.send({ text: 'One sentence. And another.', request_id: 'doc-1', timestamps: true });
+    // A mark, and a tag the server drops (so completion carries warnings).
+    client.send({
+      text: '<speak>One sentence. <mark name="m"/>And <foo>another</foo>.</speak>',
+      request_id: 'doc-1',
+      timestamps: true,
+    });
     client.send({ text: 'Bad speed.', speed: 9, request_id: 'doc-2' });
     client.send({ type: 'cancel', request_id: 'doc-3' });
     await client.untilControls('error', 1);
@@ -113,7 +119,10 @@ describe('docs/protocol.md against a running server', () => {
     const response = await fetch(`${server.http}/invocations`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-      body: JSON.stringify({ text: 'Hello there. How are you?', timestamps: true }),
+      body: JSON.stringify({
+        text: '<speak>Hello there. <mark name="m"/>How are <foo>you</foo>?</speak>',
+        timestamps: true,
+      }),
     });
     for await (const event of readSse(response.body!)) {
       events.set(event.event, Object.keys(JSON.parse(event.data) as object).sort());
