@@ -61,7 +61,14 @@ export interface WordTimestampsFrame {
    * The original text's words (split at white space) that end in this chunk, in text order, on
    * the request's audio clock: seconds from its first sample, continuing across chunks.
    */
-  readonly words: readonly { readonly word: string; readonly start_s: number; readonly end_s: number }[];
+  readonly words: readonly {
+    readonly word: string;
+    readonly start_s: number;
+    readonly end_s: number;
+    /** Where the word is in the request's text: UTF-16 offsets, end exclusive. */
+    readonly char_start?: number;
+    readonly char_end?: number;
+  }[];
 }
 
 /** An SSML `<mark>`, before the audio after it: its time on the request's audio clock. */

@@ -127,7 +127,9 @@ async function runJob(job: SentenceJob): Promise<void> {
   const normalizeWord = (word: string) => normalizeFor(word, job.lang, job.normalization);
   const timer = job.timestamps
     ? new WordTimer(
-        job.parts ? planParts(job.parts, normalizeWord, pieces) : planWords(job.text, normalizeWord, pieces),
+        job.parts
+          ? planParts(job.parts, normalizeWord, pieces)
+          : planWords(job.text, normalizeWord, pieces, job.at),
       )
     : undefined;
   const frontEndMs = performance.now() - t0;

@@ -59,6 +59,8 @@ export interface SentenceJob {
   readonly parts?: readonly SpeechPart[];
   /** The normalizer's switches (the request's `normalization_options`); absent: the defaults. */
   readonly normalization?: NormalizationOptions;
+  /** Where `text` starts in the request's text (UTF-16), for the words' offsets; parts carry their own. */
+  readonly at?: number;
 }
 
 /** Text → phonemes and ids only, answered at once (between two inference calls of a job). */

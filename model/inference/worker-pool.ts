@@ -25,6 +25,7 @@ export interface SentenceRequest {
   /** As SentenceJob's: the sentence in parts, and the normalizer's switches. */
   readonly parts?: SentenceJob['parts'];
   readonly normalization?: SentenceJob['normalization'];
+  readonly at?: number;
 }
 
 export interface PieceResult {

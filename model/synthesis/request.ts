@@ -36,17 +36,21 @@ export interface SynthesisRequest {
 
 export type SpeechSegment = Extract<Segment, { kind: 'speech' }>;
 
-/** A plain sentence of `request` as a segment: the request's voice and speed, read through its dictionary. */
-export function speechOf(request: SynthesisRequest, sentence: string): SpeechSegment {
+/**
+ * A plain sentence of `request` as a segment: the request's voice and speed, read through its
+ * dictionary; `at`: where it starts in the request's text.
+ */
+export function speechOf(request: SynthesisRequest, sentence: string, at?: number): SpeechSegment {
   const parts: readonly SpeechPart[] = request.phonemes
     ? [{ text: sentence }]
-    : textParts(sentence, request.pronunciations);
+    : textParts(sentence, request.pronunciations, at);
   return { kind: 'speech', parts, voice: request.voice, speed: request.speed };
 }
 
 /** One sentence of `request` as the pool runs it. */
 export function sentenceJob(request: SynthesisRequest, segment: SpeechSegment): SentenceRequest {
   const plain = isPlain(segment.parts);
+  const at = segment.parts[0]?.at;
   return {
     text: displayText(segment.parts),
     lang: segment.voice.lang,
@@ -54,7 +58,7 @@ export function sentenceJob(request: SynthesisRequest, segment: SpeechSegment): 
     speed: segment.speed,
     ...(request.timestamps ? { timestamps: true } : {}),
     ...(request.phonemes ? { phonemes: true } : {}),
-    ...(plain ? {} : { parts: segment.parts }),
+    ...(plain ? (at !== undefined ? { at } : {}) : { parts: segment.parts }),
     ...(request.normalization ? { normalization: request.normalization } : {}),
   };
 }

@@ -100,7 +100,7 @@ export function runSynthesis(
           const offset = samples / SAMPLE_RATE;
           output.onWords(
             chunk.words.map((w) => ({
-              word: w.word,
+              ...w,
               start_s: round(Math.max(0, offset + w.start_s), 3),
               end_s: round(Math.max(0, offset + w.end_s), 3),
             })),

@@ -56,9 +56,20 @@ export interface ScriptSettings {
   readonly limits?: Partial<MarkupLimits>;
 }
 
-/** A sentence's parts: its text read through the dictionary. */
-export function textParts(text: string, matcher: PronunciationMatcher | undefined): readonly SpeechPart[] {
-  return matcher ? applyPronunciations(text, matcher) : [{ text }];
+/** A sentence's parts: its text read through the dictionary; `at`: where it starts in the request's text. */
+export function textParts(
+  text: string,
+  matcher: PronunciationMatcher | undefined,
+  at?: number,
+): readonly SpeechPart[] {
+  const parts = matcher ? applyPronunciations(text, matcher) : [{ text }];
+  if (at === undefined) return parts;
+  let from = at;
+  return parts.map((part) => {
+    const placed = { ...part, at: from, to: from + part.text.length };
+    from += part.text.length;
+    return placed;
+  });
 }
 
 export class Segmenter {
@@ -67,6 +78,14 @@ export class Segmenter {
   readonly #chunker: IncrementalSentenceChunker;
   /** The fixed readings whose placeholders are in the chunker, in order. */
   readonly #fixed: SpeechPart[] = [];
+  /**
+   * Where the chunker's text came from, for the words' offsets: what it was fed and has not yet
+   * returned (`#fed`, starting at `#fedAt` of all it was fed), and runs that map a position in
+   * that stream to one in the request's text.
+   */
+  #fed = '';
+  #fedAt = 0;
+  #runs: { readonly pos: number; readonly source: number }[] = [];
   readonly #warnings: string[] = [];
   #voice: ResolvedVoice;
   #speed: number;
@@ -106,7 +125,25 @@ export class Segmenter {
 
   /** Speaks what the chunker holds now (an idle streamed utterance), without ending the text. */
   flushSentence(): Segment[] {
-    return this.#sentences(this.#chunker.flush());
+    const out = this.#sentences(this.#chunker.flush());
+    // What is left is white space no sentence holds.
+    this.#fedAt += this.#fed.length;
+    this.#fed = '';
+    return out;
+  }
+
+  /** Feeds the chunker `text`, written at `source` in the request's text. */
+  #feed(text: string, source: number): string[] {
+    this.#runs.push({ pos: this.#fedAt + this.#fed.length, source });
+    this.#fed += text;
+    return this.#chunker.feed(text);
+  }
+
+  /** Where position `pos` of the chunker's stream was written in the request's text. */
+  #sourceAt(pos: number): number {
+    let run = this.#runs[0]!;
+    for (const r of this.#runs) if (r.pos <= pos) run = r;
+    return run.source + (pos - run.pos);
   }
 
   #events(events: readonly MarkupEvent[], final: boolean): Segment[] {
@@ -115,26 +152,26 @@ export class Segmenter {
       switch (event.type) {
         case 'text':
           // A private-use character the user wrote must not be read as a placeholder.
-          out.push(...this.#sentences(this.#chunker.feed(event.text.replaceAll(PLACEHOLDER, ' '))));
+          out.push(...this.#sentences(this.#feed(event.text.replaceAll(PLACEHOLDER, ' '), event.start)));
           break;
         case 'phonemes':
-          this.#pushFixed({ text: event.text, phonemes: this.#checkedPhonemes(event) }, out);
+          this.#pushFixed({ text: event.text, phonemes: this.#checkedPhonemes(event) }, event, out);
           break;
         case 'alias':
-          this.#pushFixed({ text: event.text, spoken: event.spoken }, out);
+          this.#pushFixed({ text: event.text, spoken: event.spoken }, event, out);
           break;
         case 'stress':
-          this.#pushFixed({ text: event.text, stress: event.stress }, out);
+          this.#pushFixed({ text: event.text, stress: event.stress }, event, out);
           break;
         case 'say-as': {
           const read = sayAs(event.interpretAs, event.text, this.#voice.lang, {
             ...(event.format !== undefined ? { format: event.format } : {}),
             ...(event.detail !== undefined ? { detail: event.detail } : {}),
           });
-          if ('spoken' in read) this.#pushFixed({ text: event.text, spoken: read.spoken }, out);
+          if ('spoken' in read) this.#pushFixed({ text: event.text, spoken: read.spoken }, event, out);
           else {
             this.#warn(read.unsupported);
-            out.push(...this.#sentences(this.#chunker.feed(event.text)));
+            out.push(...this.#sentences(this.#feed(event.text, event.start)));
           }
           break;
         }
@@ -161,25 +198,39 @@ export class Segmenter {
     return out;
   }
 
-  #pushFixed(part: SpeechPart, out: Segment[]): void {
-    this.#fixed.push(part);
-    // Spaces around it: a fixed span is a word of its own to the chunker.
-    out.push(...this.#sentences(this.#chunker.feed(PLACEHOLDER)));
+  #pushFixed(part: SpeechPart, span: { start: number; end: number }, out: Segment[]): void {
+    this.#fixed.push({ ...part, at: span.start, to: span.end });
+    out.push(...this.#sentences(this.#feed(PLACEHOLDER, span.start)));
   }
 
   #sentences(sentences: readonly string[]): Segment[] {
     const matcher = this.#settings.pronunciations?.(this.#voice.lang);
     return sentences.map((sentence) => {
+      // The chunker returns its text in order, trimmed: the next occurrence is this sentence.
+      const found = this.#fed.indexOf(sentence);
+      const pos = this.#fedAt + Math.max(0, found);
       const parts: SpeechPart[] = [];
+      const plain = (from: number, to: number) =>
+        parts.push(...textParts(sentence.slice(from, to), matcher, this.#sourceAt(pos + from)));
       let from = 0;
       for (let i = sentence.indexOf(PLACEHOLDER); i !== -1; i = sentence.indexOf(PLACEHOLDER, from)) {
-        if (i > from) parts.push(...textParts(sentence.slice(from, i), matcher));
+        if (i > from) plain(from, i);
         parts.push(this.#fixed.shift()!);
         from = i + 1;
       }
-      if (from < sentence.length) parts.push(...textParts(sentence.slice(from), matcher));
+      if (from < sentence.length) plain(from, sentence.length);
+      if (found >= 0) this.#consume(found + sentence.length);
       return { kind: 'speech', parts, voice: this.#voice, speed: this.#speed };
     });
+  }
+
+  /** The first `n` characters of `#fed` have been returned: forget them and the runs before them. */
+  #consume(n: number): void {
+    this.#fed = this.#fed.slice(n);
+    this.#fedAt += n;
+    let keep = 0;
+    while (keep + 1 < this.#runs.length && this.#runs[keep + 1]!.pos <= this.#fedAt) keep++;
+    if (keep > 0) this.#runs = this.#runs.slice(keep);
   }
 
   #checkedPhonemes(event: Extract<MarkupEvent, { type: 'phonemes' }>): string {

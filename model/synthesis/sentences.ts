@@ -35,7 +35,15 @@ export function segmentSource(
   const { text } = request;
   if (typeof text !== 'string') return isStreamed(text) ? untilAborted(text, signal) : listed(text);
   const sentences = wholeTextSentences(request, text, first, costs);
-  return listed(sentences.map((s) => speechOf(request, s)));
+  // Each sentence is the text's own characters, trimmed: found in order, it has its offset.
+  let cursor = 0;
+  return listed(
+    sentences.map((s) => {
+      const at = text.indexOf(s, cursor);
+      if (at >= 0) cursor = at + s.length;
+      return speechOf(request, s, at >= 0 ? at : undefined);
+    }),
+  );
 }
 
 function wholeTextSentences(

@@ -15,7 +15,7 @@
  */
 
 import { SAMPLE_RATE } from '../kokoro/constants.ts';
-import { isAliasPart, isPhonemePart, type SpeechPart } from './parts.ts';
+import { isAliasPart, isPhonemePart, isStressPart, type SpeechPart } from './parts.ts';
 
 /** A place between two tokens of one piece: `index` tokens of piece `piece` lie before it. */
 export interface TokenPosition {
@@ -27,6 +27,8 @@ export interface PlannedWord {
   readonly word: string;
   readonly start: TokenPosition;
   readonly end: TokenPosition;
+  /** Where the word is in the request's text: UTF-16 offsets, end exclusive. */
+  readonly chars?: readonly [number, number];
 }
 
 export interface WordTiming {
@@ -38,6 +40,9 @@ export interface WordTiming {
    */
   readonly start_s: number;
   readonly end_s: number;
+  /** Where the word is in the request's text (UTF-16 offsets, end exclusive), when known. */
+  readonly char_start?: number;
+  readonly char_end?: number;
 }
 
 /** Kokoro's punctuation symbols: a word's time excludes the pause written after it. */
@@ -83,18 +88,28 @@ export function planWords(
   original: string,
   normalize: (word: string) => string,
   pieces: readonly string[],
+  at?: number,
 ): PlannedWord[] {
-  const words = original.split(/\s+/).filter(Boolean);
-  return planSpoken(
-    words,
-    words.map((w) => normalize(w)),
-    pieces,
+  const words: string[] = [];
+  const chars: (readonly [number, number] | undefined)[] = [];
+  for (const m of original.matchAll(/\S+/g)) {
+    words.push(m[0]);
+    chars.push(at === undefined ? undefined : [at + m.index, at + m.index + m[0].length]);
+  }
+  return withChars(
+    planSpoken(
+      words,
+      words.map((w) => normalize(w)),
+      pieces,
+    ),
+    chars,
   );
 }
 
 /**
  * The same for a sentence in parts (parts.ts): a fixed reading's words are the ones the user wrote,
- * and its first word stands for all it became (an alias's words, the phonemes' groups).
+ * and its first word stands for all it became (an alias's words, the phonemes' groups). A fixed
+ * reading's words are placed at its whole construct in the text (`[word](/…/)`, `<sub …>…</sub>`).
  */
 export function planParts(
   parts: readonly SpeechPart[],
@@ -103,19 +118,49 @@ export function planParts(
 ): PlannedWord[] {
   const words: string[] = [];
   const spoken: string[] = [];
+  const chars: (readonly [number, number] | undefined)[] = [];
+  let open = false; // the last word runs on into the next part (no white space between)
   for (const part of parts) {
-    const own = part.text.split(/\s+/).filter(Boolean);
     const fixed = isPhonemePart(part)
       ? part.phonemes
       : isAliasPart(part)
         ? normalize(part.spoken)
         : undefined;
-    own.forEach((word, i) => {
-      words.push(word);
-      spoken.push(fixed === undefined ? normalize(word) : i === 0 ? fixed : '');
-    });
+    let first = true;
+    for (const m of part.text.matchAll(/\S+/g)) {
+      const { at, to } = part;
+      const span: readonly [number, number] | undefined =
+        at === undefined
+          ? undefined
+          : fixed === undefined && !isStressPart(part)
+            ? [at + m.index, at + m.index + m[0].length]
+            : [at, to ?? at + part.text.length];
+      const said = fixed === undefined ? normalize(m[0]) : first ? fixed : '';
+      const last = words.length - 1;
+      if (open && m.index === 0 && last >= 0) {
+        // One written word over two parts ("Kokoro's": a dictionary entry, then its "'s").
+        words[last] += m[0];
+        spoken[last] = `${spoken[last]} ${said}`;
+        const before = chars[last];
+        chars[last] = before && span ? [before[0], span[1]] : before;
+      } else {
+        words.push(m[0]);
+        spoken.push(said);
+        chars.push(span);
+      }
+      first = false;
+    }
+    if (/\S$/.test(part.text)) open = true;
+    else if (part.text !== '') open = false;
   }
-  return planSpoken(words, spoken, pieces);
+  return withChars(planSpoken(words, spoken, pieces), chars);
+}
+
+function withChars(
+  planned: PlannedWord[],
+  chars: readonly (readonly [number, number] | undefined)[],
+): PlannedWord[] {
+  return planned.map((p, i) => (chars[i] ? { ...p, chars: chars[i] } : p));
 }
 
 function planSpoken(
@@ -227,7 +272,13 @@ export class WordTimer {
       const next = this.#plan[i + 1];
       const until =
         next && next.start.piece === end.piece ? next.start : { piece: end.piece, index: Infinity };
-      out.push({ word, start_s: round(this.#time(start, piece)), end_s: round(this.#time(until, piece)) });
+      const chars = this.#plan[i]!.chars;
+      out.push({
+        word,
+        start_s: round(this.#time(start, piece)),
+        end_s: round(this.#time(until, piece)),
+        ...(chars ? { char_start: chars[0], char_end: chars[1] } : {}),
+      });
     }
     return out;
   }

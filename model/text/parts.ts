@@ -34,7 +34,15 @@ export interface StressPart {
   readonly stress: string;
 }
 
-export type SpeechPart = TextPart | PhonemePart | AliasPart | StressPart;
+/**
+ * A part and where it was written: `at` and `to` are its span in the request's text (UTF-16
+ * offsets, `to` exclusive; for a fixed reading, its whole construct, markup included), when known.
+ * Word timestamps carry them.
+ */
+export type SpeechPart = (TextPart | PhonemePart | AliasPart | StressPart) & {
+  readonly at?: number;
+  readonly to?: number;
+};
 
 export const isPhonemePart = (part: SpeechPart): part is PhonemePart => 'phonemes' in part;
 export const isAliasPart = (part: SpeechPart): part is AliasPart => 'spoken' in part;
@@ -42,7 +50,7 @@ export const isStressPart = (part: SpeechPart): part is StressPart => 'stress' i
 
 /** Parts that are one plain text: the sentence is read as it always was, whole. */
 export const isPlain = (parts: readonly SpeechPart[]): boolean =>
-  parts.length === 1 && Object.keys(parts[0]!).length === 1;
+  parts.length === 1 && !isPhonemePart(parts[0]!) && !isAliasPart(parts[0]!) && !isStressPart(parts[0]!);
 
 /** The words the user wrote: every part's `text`, in order. */
 export function displayText(parts: readonly SpeechPart[]): string {

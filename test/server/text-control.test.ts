@@ -87,6 +87,29 @@ describe('pauses', () => {
   it('counts in the duration and moves the words after it (timestamps over SSE)', async () => {
     const timed = await startServer({ KOKORO_MODEL_DIR: TIMESTAMPED_DIR });
     try {
+      // Words name what was written, with where: an alias's times belong to its original text,
+      // markup is never a word, and each word's offsets point into the request's text.
+      for (const [text, expected] of [
+        ['Hello there, friend. How are you?', ['Hello', 'there,', 'friend.', 'How', 'are', 'you?']],
+        [
+          '<speak>See <sub alias="World Wide Web">WWW</sub> <break time="100ms"/> and [Kokoro](/kˈOkəɹO/) now.</speak>',
+          ['See', 'WWW', 'and', 'Kokoro', 'now.'],
+        ],
+      ] as const) {
+        const events = await sseEvents(timed, {
+          text,
+          timestamps: true,
+          pronunciations: { now: { alias: 'right now' } },
+        });
+        const said = events
+          .filter((e) => e.event === 'word_timestamps')
+          .flatMap((e) => e.data.words as Word[]);
+        expect(said.map((w) => w.word)).toEqual(expected);
+        for (const w of said) {
+          const written = text.slice(w.char_start, w.char_end);
+          expect(written.includes(w.word.replace(/[.,?]$/, '')), `${w.word} at ${written}`).toBe(true);
+        }
+      }
       const events = await sseEvents(timed, { text: 'Hello. [pause:1s] World.', timestamps: true });
       const words = events
         .filter((e) => e.event === 'word_timestamps')
@@ -110,6 +133,8 @@ interface Word {
   word: string;
   start_s: number;
   end_s: number;
+  char_start: number;
+  char_end: number;
 }
 
 async function sseEvents(
@@ -332,10 +357,13 @@ describe('the OpenAI route', () => {
 });
 
 describe('streamed text (append)', () => {
-  const TEXT =
-    '<speak>Hi <break time="200ms"/> there. <sub alias="World Wide Web">WWW</sub> is [Kokoro](/kˈOkəɹO/). <mark name="m"/>Bye &amp; thanks.</speak>';
+  const TEXTS = [
+    '<speak>Hi <break time="200ms"/> there. <sub alias="World Wide Web">WWW</sub> is [Kokoro](/kˈOkəɹO/). <mark name="m"/>Bye &amp; thanks.</speak>',
+    'Hello [pause:300ms] world. [voice:am_adam] I am [Kokoro](/kˈOkəɹO/) and [read](+1) this, <b> & [not](#a link). [voice] Done.',
+    '<speak><voice name="bf_emma">Call <say-as interpret-as="telephone">555-0123</say-as>.</voice> <prosody rate="slow">Slowly <mark name="m"/>now.</prosody><!-- a comment --><![CDATA[ <raw> ]]></speak>',
+  ];
 
-  /** The audio and frames of TEXT sent as appends of the given pieces on one session, then flushed. */
+  /** The audio and frames of a text sent as appends of the given pieces on one session, then flushed. */
   async function appended(client: TestClient, pieces: readonly string[], id: string) {
     pieces.forEach((text, i) =>
       client.send(
@@ -347,27 +375,34 @@ describe('streamed text (append)', () => {
     client.send({ type: 'flush' });
   }
 
-  it('gives the audio and marks of the whole text, whether sent whole, split anywhere in two, or a character at a time', async () => {
-    const client = await TestClient.open(server.ws);
-    client.send({ text: TEXT, request_id: 'whole', format: 'pcm', first_chunk: 'sentence' });
-    const chars = [...TEXT];
-    await appended(client, chars, 'chars');
-    await client.untilControls('synthesis_complete', 2);
-    // One utterance at a time: a session holds at most WS_MAX_PENDING messages waiting.
-    const cuts = Array.from({ length: chars.length - 1 }, (_, i) => i + 1);
-    for (const cut of cuts) {
-      await appended(client, [chars.slice(0, cut).join(''), chars.slice(cut).join('')], `cut-${cut}`);
-      await client.untilControls('synthesis_complete', 3 + cut - 1);
-    }
-    expect(client.controls('error')).toEqual([]);
-    const requests = requestsOf(client.frames);
-    const whole = Buffer.concat(requests[0]!.audio);
-    for (const r of requests) expect(Buffer.concat(r.audio).equals(whole), r.id).toBe(true);
-    const marks = client.controls('mark');
-    expect(marks).toHaveLength(requests.length);
-    for (const m of marks) expect(m).toMatchObject({ name: 'm', time_s: marks[0]!.time_s });
-    client.close();
-  });
+  it.each(TEXTS)(
+    'gives the audio and marks of the whole text, whether sent whole, split anywhere in two, or a character at a time: %s',
+    async (text) => {
+      const client = await TestClient.open(server.ws);
+      client.send({ text, request_id: 'whole', format: 'pcm', first_chunk: 'sentence' });
+      const chars = [...text];
+      await appended(client, chars, 'chars');
+      await client.untilControls('synthesis_complete', 2);
+      // One utterance at a time: a session holds at most WS_MAX_PENDING messages waiting.
+      const cuts = Array.from({ length: chars.length - 1 }, (_, i) => i + 1);
+      for (const cut of cuts) {
+        await appended(client, [chars.slice(0, cut).join(''), chars.slice(cut).join('')], `cut-${cut}`);
+        await client.untilControls('synthesis_complete', 2 + cut);
+      }
+      expect(client.controls('error')).toEqual([]);
+      const requests = requestsOf(client.frames);
+      const whole = Buffer.concat(requests[0]!.audio);
+      expect(whole.length).toBeGreaterThan(0);
+      for (const r of requests) expect(Buffer.concat(r.audio).equals(whole), r.id).toBe(true);
+      const marks = client.controls('mark');
+      const perRequest = marks.length / requests.length;
+      expect(perRequest).toBe(text.includes('<mark') ? 1 : 0);
+      for (const m of marks) expect(m).toMatchObject({ name: 'm', time_s: marks[0]!.time_s });
+      const warnings = client.controls('synthesis_complete').map((c) => c.warnings);
+      for (const w of warnings) expect(w).toEqual(warnings[0]);
+      client.close();
+    },
+  );
 
   it('an unterminated construct at flush is an error frame after the rest is spoken, then completion', async () => {
     const client = await TestClient.open(server.ws);

@@ -122,6 +122,19 @@ export class RequestTracker {
 /** One entry of a `word_timestamps` frame's `words`, or nothing when it is not an object. */
 function toWord(entry: unknown): TtsWord[] {
   if (typeof entry !== 'object' || entry === null) return [];
-  const { word, start_s: startS, end_s: endS } = entry as Record<string, unknown>;
-  return [{ word: String(word), startS: Number(startS), endS: Number(endS) }];
+  const {
+    word,
+    start_s: startS,
+    end_s: endS,
+    char_start: charStart,
+    char_end: charEnd,
+  } = entry as Record<string, unknown>;
+  return [
+    {
+      word: String(word),
+      startS: Number(startS),
+      endS: Number(endS),
+      ...(typeof charStart === 'number' && typeof charEnd === 'number' ? { charStart, charEnd } : {}),
+    },
+  ];
 }

@@ -24,6 +24,9 @@ export interface TtsWord {
   /** Seconds from the request's first audio sample (continuing across its chunks). */
   readonly startS: number;
   readonly endS: number;
+  /** Where the word is in the request's text (UTF-16 offsets, end exclusive), when the server says. */
+  readonly charStart?: number;
+  readonly charEnd?: number;
 }
 
 /**
