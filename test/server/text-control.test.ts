@@ -299,6 +299,19 @@ describe('bad markup: a clear error, and the session serves on', () => {
     ['foreign phoneme symbols', { text: 'Say [it](/§x/).' }, /"§" \(U\+00A7\)/],
     ['a voice that does not exist', { text: '[voice:zz_nobody] Hi.' }, /zz_nobody/],
     ['a rate past the speed bounds', { text: '<speak><prosody rate="400%">Hi.</prosody></speak>' }, /speed/],
+    ['pronunciations that are not an object', { text: 'Hi.', pronunciations: 'Hi=/h/' }, /pronunciations/],
+    ['an entry with foreign symbols', { text: 'Hi.', pronunciations: { Hi: '§' } }, /U\+00A7/],
+    [
+      'a normalization switch that is not a boolean',
+      { text: 'Hi.', normalization_options: { normalize: 'no' } },
+      /true or false/,
+    ],
+    [
+      'a normalization switch that does not exist',
+      { text: 'Hi.', normalization_options: { units: true } },
+      /units/,
+    ],
+    ['a markup mode that does not exist', { text: 'Hi.', markup: 'html' }, /auto, ssml, none/],
   ];
 
   it.each(BAD)('%s → 400 on POST', async (_what, body, message) => {
@@ -306,7 +319,7 @@ describe('bad markup: a clear error, and the session serves on', () => {
     const error = (await res.json()) as { code: string; message: string };
     expect(res.status).toBe(400);
     expect(error.message).toMatch(message);
-    expect(['invalid_markup', 'voice_not_found']).toContain(error.code);
+    expect(['invalid_markup', 'voice_not_found', 'invalid_option']).toContain(error.code);
   });
 
   it('each gets an error frame on the WebSocket, and the next request is served', async () => {
@@ -332,6 +345,35 @@ describe('bad markup: a clear error, and the session serves on', () => {
   });
 });
 
+describe('normalization switches', () => {
+  it('normalize:false reads the text as written; a switch on reads what it names', async () => {
+    const [normalized, asWritten, spelled] = await Promise.all([
+      pcm('It is 5 km away.'),
+      pcm('It is 5 km away.', { normalization_options: { normalize: false } }),
+      pcm('It is five kilometers away.'),
+    ]);
+    expect(normalized).toEqual(spelled);
+    expect(asWritten).not.toEqual(spelled);
+    const [plural, plain] = await Promise.all([
+      pcm('Open the file(s).', { normalization_options: { optional_pluralization_normalization: true } }),
+      pcm('Open the files.'),
+    ]);
+    expect(plural).toEqual(plain);
+  });
+});
+
+describe('dictionaries in other languages', () => {
+  it('a Spanish entry in Kokoro symbols is read in place of the word', async () => {
+    const res = await post(
+      { text: 'Hola Kokoro.', lang: 'es', pronunciations: { Kokoro: 'kokˈoɾo' } },
+      '/v1/phonemize',
+    );
+    const body = (await res.json()) as { phonemes: string; lang: string };
+    expect(body.lang).toBe('e');
+    expect(body.phonemes).toContain('kokˈoɾo');
+  });
+});
+
 describe('the OpenAI route', () => {
   it('reads pauses, SSML and pronunciations in input', async () => {
     const speech = async (input: string, extra: Record<string, unknown> = {}) => {
@@ -353,6 +395,11 @@ describe('the OpenAI route', () => {
       speech('sequel rocks.'),
     ]);
     expect(aliased).toBe(spoken);
+    const [switched, written] = await Promise.all([
+      speech('Open the file(s).', { normalization_options: { optional_pluralization_normalization: true } }),
+      speech('Open the files.'),
+    ]);
+    expect(switched).toBe(written);
   });
 });
 
