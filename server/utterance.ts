@@ -87,22 +87,24 @@ export class Utterance implements AsyncIterable<Segment> {
       );
     }
     this.#chars += chars;
-    this.#push(this.#segmenter.push(text));
+    // A construct that cannot be spoken is skipped, the rest of the append spoken, and the error
+    // sent; the utterance goes on.
+    const { segments, error } = this.#segmenter.read(text);
+    this.#push(segments);
     this.#armIdleFlush();
+    if (error !== undefined) throw error;
   }
 
   /**
-   * Speaks what is buffered and ends the utterance. An unterminated construct is not spoken: its
-   * error is kept ({@link flushError}) for the session to send after the rest, before completion.
+   * Speaks what is buffered and ends the utterance. A construct that cannot be spoken (one still
+   * open, say) is not: its error is kept ({@link flushError}) for the session to send after the
+   * rest, before completion.
    */
   flush(): void {
     if (this.#ended) return;
-    try {
-      this.#push(this.#segmenter.end());
-    } catch (error) {
-      this.#push(this.#segmenter.flushSentence());
-      this.#flushError = error;
-    }
+    const { segments, error } = this.#segmenter.read(undefined);
+    this.#push(segments);
+    this.#flushError = error;
     this.#end();
   }
 

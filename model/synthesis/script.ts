@@ -115,12 +115,34 @@ export class Segmenter {
 
   /** Adds text; returns the segments it completed. Throws a TtsError (`invalid_markup`, …). */
   push(text: string): Segment[] {
-    return this.#events(this.#parser.push(text), false);
+    const { segments, error } = this.read(text);
+    if (error !== undefined) throw error;
+    return segments;
   }
 
   /** The text is complete: returns the rest. An unterminated construct is an `invalid_markup` error. */
   end(): Segment[] {
-    return this.#events(this.#parser.end(), true);
+    const { segments, error } = this.read(undefined);
+    if (error !== undefined) throw error;
+    return segments;
+  }
+
+  /**
+   * Adds text (`undefined`: the text is complete) and returns the segments it completed, and the
+   * first construct that could not be spoken: that one is skipped and the rest read on, so a
+   * streamed text goes on after it.
+   */
+  read(text: string | undefined): { segments: Segment[]; error?: unknown } {
+    let events: MarkupEvent[];
+    let error: unknown;
+    try {
+      events = text === undefined ? this.#parser.end() : this.#parser.push(text);
+    } catch (err) {
+      error = err;
+      events = this.#parser.takeRecovered();
+    }
+    const segments = this.#events(events, text === undefined, (err) => (error ??= err));
+    return error === undefined ? { segments } : { segments, error };
   }
 
   /** Speaks what the chunker holds now (an idle streamed utterance), without ending the text. */
@@ -146,56 +168,64 @@ export class Segmenter {
     return run.source + (pos - run.pos);
   }
 
-  #events(events: readonly MarkupEvent[], final: boolean): Segment[] {
+  #events(events: readonly MarkupEvent[], final: boolean, failed: (error: unknown) => void): Segment[] {
     const out: Segment[] = [];
     for (const event of events) {
-      switch (event.type) {
-        case 'text':
-          // A private-use character the user wrote must not be read as a placeholder.
-          out.push(...this.#sentences(this.#feed(event.text.replaceAll(PLACEHOLDER, ' '), event.start)));
-          break;
-        case 'phonemes':
-          this.#pushFixed({ text: event.text, phonemes: this.#checkedPhonemes(event) }, event, out);
-          break;
-        case 'alias':
-          this.#pushFixed({ text: event.text, spoken: event.spoken }, event, out);
-          break;
-        case 'stress':
-          this.#pushFixed({ text: event.text, stress: event.stress }, event, out);
-          break;
-        case 'say-as': {
-          const read = sayAs(event.interpretAs, event.text, this.#voice.lang, {
-            ...(event.format !== undefined ? { format: event.format } : {}),
-            ...(event.detail !== undefined ? { detail: event.detail } : {}),
-          });
-          if ('spoken' in read) this.#pushFixed({ text: event.text, spoken: read.spoken }, event, out);
-          else {
-            this.#warn(read.unsupported);
-            out.push(...this.#sentences(this.#feed(event.text, event.start)));
-          }
-          break;
-        }
-        case 'pause':
-          out.push(...this.flushSentence(), { kind: 'pause', ms: event.ms });
-          break;
-        case 'mark':
-          out.push(...this.flushSentence(), { kind: 'mark', name: event.name });
-          break;
-        case 'boundary':
-          out.push(...this.flushSentence());
-          break;
-        case 'style':
-          out.push(...this.flushSentence());
-          this.#voice =
-            event.style.voice === undefined
-              ? this.#settings.voice
-              : this.#settings.resolveVoice(event.style.voice, this.#settings.lang);
-          this.#speed = this.#checkedSpeed(event.style.rate);
-          break;
+      try {
+        this.#event(event, out);
+      } catch (err) {
+        failed(err); // that event is skipped (a voice that does not exist, foreign phonemes)
       }
     }
     if (final) out.push(...this.flushSentence());
     return out;
+  }
+
+  #event(event: MarkupEvent, out: Segment[]): void {
+    switch (event.type) {
+      case 'text':
+        // A private-use character the user wrote must not be read as a placeholder.
+        out.push(...this.#sentences(this.#feed(event.text.replaceAll(PLACEHOLDER, ' '), event.start)));
+        break;
+      case 'phonemes':
+        this.#pushFixed({ text: event.text, phonemes: this.#checkedPhonemes(event) }, event, out);
+        break;
+      case 'alias':
+        this.#pushFixed({ text: event.text, spoken: event.spoken }, event, out);
+        break;
+      case 'stress':
+        this.#pushFixed({ text: event.text, stress: event.stress }, event, out);
+        break;
+      case 'say-as': {
+        const read = sayAs(event.interpretAs, event.text, this.#voice.lang, {
+          ...(event.format !== undefined ? { format: event.format } : {}),
+          ...(event.detail !== undefined ? { detail: event.detail } : {}),
+        });
+        if ('spoken' in read) this.#pushFixed({ text: event.text, spoken: read.spoken }, event, out);
+        else {
+          this.#warn(read.unsupported);
+          out.push(...this.#sentences(this.#feed(event.text, event.start)));
+        }
+        break;
+      }
+      case 'pause':
+        out.push(...this.flushSentence(), { kind: 'pause', ms: event.ms });
+        break;
+      case 'mark':
+        out.push(...this.flushSentence(), { kind: 'mark', name: event.name });
+        break;
+      case 'boundary':
+        out.push(...this.flushSentence());
+        break;
+      case 'style':
+        out.push(...this.flushSentence());
+        this.#voice =
+          event.style.voice === undefined
+            ? this.#settings.voice
+            : this.#settings.resolveVoice(event.style.voice, this.#settings.lang);
+        this.#speed = this.#checkedSpeed(event.style.rate);
+        break;
+    }
   }
 
   #pushFixed(part: SpeechPart, span: { start: number; end: number }, out: Segment[]): void {

@@ -12,7 +12,7 @@
  * warning); text outside the root (after `</speak>`) is spoken; names are read in lower case.
  * Strict where it is not: an element still open at the end is an error. Pure: no I/O, no Node API.
  */
-import { ttsError, type TtsError } from '../../protocol/errors.ts';
+import { ALPHABETS, STRENGTHS, clip, durationMs, fail, oneOf, rateOf, voiceSpec } from './markup-values.ts';
 
 /** `auto`: SSML when the text opens with `<speak` (or `<?xml`), else plain text with brackets. */
 export type MarkupMode = 'auto' | 'ssml' | 'none';
@@ -65,18 +65,9 @@ type Tag = { readonly name: string; readonly attrs: Map<string, string>; readonl
 
 const WAIT = -1;
 const MAX_ENTITY_CHARS = 32;
-const MAX_VOICE_CHARS = 256;
-const MAX_RATE = 10;
 /** Distinct warnings kept: a hostile text could name a new unknown element in every tag. */
 const MAX_WARNINGS = 20;
 const ENTITIES = new Map(Object.entries({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }));
-const ALPHABETS = new Map(Object.entries({ ipa: 'ipa', kokoro: 'kokoro', misaki: 'kokoro' } as const));
-const STRENGTHS = new Map(
-  Object.entries({ none: 0, 'x-weak': 100, weak: 250, medium: 500, strong: 1000, 'x-strong': 2000 }),
-);
-const RATES = new Map(
-  Object.entries({ 'x-slow': 0.5, slow: 0.75, medium: 1, fast: 1.25, 'x-fast': 1.5, default: 1 }),
-);
 /** What opens an SSML document in `auto` mode, and what may follow it. */
 const SSML_OPENINGS = Object.entries({ '<speak': ' \t\r\n/>', '<?xml': ' \t\r\n?' });
 /** What opens each kind of `<…>` (told apart by its first three characters) and what ends it. */
@@ -84,17 +75,11 @@ const TAG_KINDS = Object.entries({ '<!--': '-->', '<![CDATA[': ']]>', '<!': '>',
 const BARE_LT = 'a "<" that starts no tag is read as text (write &lt;)';
 const BARE_AMP = 'a "&" that starts no entity is read as text (write &amp;)';
 // Each runs over one bounded construct only, and none backtracks more than linearly.
-const DURATION = /^(-?)(\d+(?:\.\d+)?|\.\d+)\s*(ms|s)?$/i;
-const NUMBER = /^(?:\d+(?:\.\d+)?|\.\d+)$/;
 const STRESS = /^[+-]?(?:\d+(?:\.\d+)?|\.\d+)$/;
-const VOICE_CHARS = /^[\w()+.,\s]+$/;
 /** One attribute of a start tag, from the space before it to its quoted value (sticky). */
 const ATTR = /\s+([^\s=/>"']+)\s*=\s*(?:"([^"]*)"|'([^']*)')/y;
 const CLOSING = /^<\/([^\s>]+)\s*>$/;
 
-const fail = (message: string, at: number): TtsError =>
-  ttsError('TTS_ERR_INVALID_MARKUP', `${message} (at character ${at})`);
-const clip = (s: string): string => (s.length > 40 ? `${s.slice(0, 40)}…` : s);
 const isSpace = (ch: string | undefined): boolean => ch !== undefined && ' \t\n\r\uFEFF'.includes(ch);
 const isDigit = (ch: string | undefined): boolean => ch !== undefined && ch >= '0' && ch <= '9';
 const isNameStart = (ch: string | undefined): boolean => /^[A-Za-z_:\u0080-\uffff]$/.test(ch ?? '');
@@ -141,6 +126,7 @@ export class MarkupParser {
   #root: StyleState = { voice: undefined, rate: 1 };
   #capture: Capture | undefined;
   #out: MarkupEvent[] = [];
+  #recovered: MarkupEvent[] = [];
   readonly #warnings = new Set<string>();
 
   /** @throws RangeError for a limit below 0. */
@@ -173,8 +159,9 @@ export class MarkupParser {
     this.#final = true;
     const out = this.#mode === 'none' ? [] : this.#run();
     const open = this.#stack.at(-1);
-    if (open !== undefined) throw fail(`SSML element <${open.name}> is not closed`, open.at);
-    return out;
+    if (open === undefined) return out;
+    this.#recovered = out;
+    throw fail(`SSML element <${open.name}> is not closed`, open.at);
   }
 
   /** Warnings so far, each naming what was dropped or not applied. Deduplicated. */
@@ -192,9 +179,21 @@ export class MarkupParser {
     return this.#mode === 'ssml';
   }
 
+  /**
+   * Reads what the buffer holds. A construct that cannot be spoken is skipped (up to its `]`, `>`
+   * or `;`, or all that is held) and the rest read on; the first such error is thrown after, with
+   * the events read kept for {@link takeRecovered}, so streamed text goes on after a bad construct.
+   */
   #run(): MarkupEvent[] {
+    let failure: unknown;
     while (this.#pos < this.#buf.length) {
-      const next = this.#step(this.#pos);
+      let next: number;
+      try {
+        next = this.#step(this.#pos);
+      } catch (err) {
+        failure ??= err;
+        next = this.#skip(this.#pos);
+      }
       if (next === WAIT) break;
       this.#pos = next;
       this.#scan = this.#close = 0;
@@ -202,6 +201,25 @@ export class MarkupParser {
     }
     const out = this.#out;
     this.#out = [];
+    if (failure === undefined) return out;
+    this.#recovered = out;
+    throw failure;
+  }
+
+  /** Where reading goes on after a bad construct at `i`. */
+  #skip(i: number): number {
+    const b = this.#buf;
+    const end = ({ '[': ']', '<': '>', '&': ';' } as Record<string, string>)[b[i]!];
+    let j = end === undefined ? i : b.indexOf(end, i + 1);
+    if (j === -1) return b.length;
+    if (end === ']' && b[j + 1] === '(') j = b.indexOf(')', j) === -1 ? j : b.indexOf(')', j);
+    return j + 1;
+  }
+
+  /** The events a push or end read before it threw (the construct it names was skipped). */
+  takeRecovered(): MarkupEvent[] {
+    const out = this.#recovered;
+    this.#recovered = [];
     return out;
   }
 
@@ -484,49 +502,6 @@ function keywordAt(b: string, i: number, j: number, closed: boolean) {
   while (k < j && isSpace(b[k])) k++;
   if (k < j && b[k] === ':') return { keyword, colon: k };
   return k === j && closed && keyword === 'voice' ? { keyword, colon: -1 } : undefined;
-}
-
-/** `1.5s`, `500ms`, `2` (seconds) in milliseconds; negative, malformed or over `max`: an error. */
-function durationMs(what: string, raw: string, max: number, at: number): number {
-  const m = DURATION.exec(raw.trim());
-  const value = `${what} "${clip(raw.trim())}"`;
-  const bound = `${max / 1000} s`;
-  const forms = 'seconds (1.5s, 2) or milliseconds (500ms)';
-  if (m === null) throw fail(`${value} is not a duration: should be ${forms}, from 0 to ${bound}`, at);
-  if (m[1] === '-') throw fail(`${value} is negative: should be from 0 to ${bound}`, at);
-  const ms = Number(m[2]) * (m[3]?.toLowerCase() === 'ms' ? 1 : 1000);
-  if (ms > max) throw fail(`${value} is over the maximum of ${bound}`, at);
-  return Math.round(ms);
-}
-
-/** A voice or a blend as written (the catalog checks it later); `default`: the request's voice. */
-function voiceSpec(what: string, raw: string, at: number): string | undefined {
-  const spec = raw.trim();
-  const valid = 'should name a voice (af_bella) or a blend (af_bella(2)+af_sky(1))';
-  if (spec === '') throw fail(`${what} is empty: ${valid}`, at);
-  if (spec.toLowerCase() === 'default') return undefined;
-  if (spec.length > MAX_VOICE_CHARS) throw fail(`${what} is over ${MAX_VOICE_CHARS} characters`, at);
-  if (!VOICE_CHARS.test(spec)) {
-    throw fail(`${what} "${clip(spec)}" ${valid}, in letters, digits, spaces and _ ( ) + . ,`, at);
-  }
-  return spec;
-}
-
-/** A value of `table`; anything else is an error that lists them. */
-function oneOf<T>(what: string, raw: string, table: Map<string, T>, at: number): T {
-  const value = table.get(raw.trim().toLowerCase());
-  if (value !== undefined) return value;
-  throw fail(`${what} "${clip(raw)}" is not one of: ${[...table.keys()].join(', ')}`, at);
-}
-
-function rateOf(raw: string, at: number): number {
-  const value = raw.trim();
-  const digits = value.endsWith('%') ? value.slice(0, -1) : value;
-  const rate =
-    RATES.get(value) ?? (NUMBER.test(digits) ? Number(digits) / (digits === value ? 1 : 100) : NaN);
-  if (rate > 0 && rate <= MAX_RATE) return rate;
-  const valid = `one of ${[...RATES.keys()].join(', ')}, a percentage (80%) or a multiplier up to ${MAX_RATE}`;
-  throw fail(`prosody rate "${clip(value)}" should be ${valid}`, at);
 }
 
 function required(tag: Tag, attr: string, at: number): string {

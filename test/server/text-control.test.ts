@@ -469,6 +469,21 @@ describe('streamed text (append)', () => {
     client.close();
   });
 
+  it('a construct that cannot be spoken, split over appends, is an error frame; the rest is spoken and the utterance goes on', async () => {
+    const client = await TestClient.open(server.ws);
+    client.send({ type: 'append', text: 'Hello there. Wait [pause:', request_id: 'u', format: 'pcm' });
+    client.send({ type: 'append', text: '99s] and more. ' });
+    client.send({ type: 'append', text: 'Still here.' });
+    client.send({ type: 'flush' });
+    await client.untilControls('synthesis_complete', 1);
+    expect(client.controls().map((c) => c.type)).toEqual(['synthesis_start', 'error', 'synthesis_complete']);
+    expect(client.controls('error')[0]).toMatchObject({ code: 'invalid_markup', request_id: 'u' });
+    const spoken = Buffer.concat(requestsOf(client.frames)[0]!.audio);
+    const expected = await pcm('Hello there. Wait and more. Still here.');
+    expect(spoken.length).toBe(expected.length * 2);
+    client.close();
+  });
+
   it('holds at most the bound while a construct is incomplete, then refuses it', async () => {
     const client = await TestClient.open(server.ws);
     client.send({ type: 'append', text: `<speak>Hi <mark name="${'x'.repeat(3000)}`, request_id: 'held' });

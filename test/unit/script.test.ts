@@ -1,0 +1,110 @@
+/**
+ * The markup reader's segments (model/synthesis/script.ts): what a text becomes, the same whole or
+ * streamed, where each part was written, and how a bad construct is skipped with the rest read on.
+ */
+import { describe, expect, it } from 'vitest';
+import type { ResolvedVoice } from '../../model/kokoro/voices.ts';
+import { MarkupParser } from '../../model/text/markup.ts';
+import { Segmenter, scriptOf, type ScriptSettings, type Segment } from '../../model/synthesis/script.ts';
+import { parseRequestPronunciations } from '../../model/text/pronunciations.ts';
+
+const voice = (key: string): ResolvedVoice =>
+  ({ key, lang: key.startsWith('b') ? 'b' : 'a', parts: [] }) as unknown as ResolvedVoice;
+
+const SETTINGS: ScriptSettings = {
+  voice: voice('af_heart'),
+  speed: 1,
+  resolveVoice: (spec) => voice(spec),
+  firstChunkMinChars: 0,
+};
+
+/** Segments as short strings: `voice@speed: part|part`, `pause 500`, `mark m`. */
+function shown(segments: readonly Segment[]): string[] {
+  return segments.map((s) =>
+    s.kind === 'pause'
+      ? `pause ${s.ms}`
+      : s.kind === 'mark'
+        ? `mark ${s.name}`
+        : `${s.voice.key}@${s.speed}: ${s.parts
+            .map((p) =>
+              'phonemes' in p
+                ? `/${p.phonemes}/`
+                : 'spoken' in p
+                  ? `{${p.spoken}}`
+                  : 'stress' in p
+                    ? `<${p.stress}>`
+                    : p.text,
+            )
+            .join('|')}`,
+  );
+}
+
+describe('Segmenter', () => {
+  it.each([
+    [
+      'Hello there. [pause:1s] How are you?',
+      ['af_heart@1: Hello there.', 'pause 1000', 'af_heart@1: How are you?'],
+    ],
+    ['I think [pause:250ms] so.', ['af_heart@1: I think', 'pause 250', 'af_heart@1: so.']],
+    ['Say [Kokoro](/kˈOkəɹO/) now.', ['af_heart@1: Say |/kˈOkəɹO/| now.']],
+    ['One. [voice:bf_emma] Two.', ['af_heart@1: One.', 'bf_emma@1: Two.']],
+    [
+      '<speak><prosody rate="slow">Slow.</prosody> <mark name="m"/>Fast, <sub alias="sequel">SQL</sub>.</speak>',
+      ['af_heart@0.75: Slow.', 'mark m', 'af_heart@1: Fast, |{sequel}|.'],
+    ],
+    ['<speak><s>a</s><s>b</s></speak>', ['af_heart@1: a', 'af_heart@1: b']],
+  ])('%s', (text, expected) => {
+    const { segments } = scriptOf(text, SETTINGS);
+    expect(shown(segments)).toEqual(expected);
+    // The same fed a character at a time.
+    const streamed = new Segmenter(SETTINGS);
+    const pieces = [...text].flatMap((c) => streamed.push(c));
+    expect(shown([...pieces, ...streamed.end()])).toEqual(expected);
+  });
+
+  it('places every part in the text it was written in', () => {
+    const text = '<speak>See <sub alias="World Wide Web">WWW</sub> and Kokoro &amp; more.</speak>';
+    const { segments } = scriptOf(text, {
+      ...SETTINGS,
+      pronunciations: () => parseRequestPronunciations({ Kokoro: { alias: 'cocoa row' } }, 'a'),
+    });
+    const parts = segments.flatMap((s) => (s.kind === 'speech' ? s.parts : []));
+    const placed = parts.map((p) => text.slice(p.at, p.to));
+    expect(placed.slice(0, 4)).toEqual(['See ', '<sub alias="World Wide Web">WWW</sub>', ' and ', 'Kokoro']);
+    // Text decoded from an entity is placed from where it starts (its length is the decoded one).
+    expect(placed[4]).toMatch(/^ &amp;/);
+  });
+
+  it('skips a construct that cannot be spoken, reads on, and says why once', () => {
+    const segmenter = new Segmenter(SETTINGS);
+    expect(shown(segmenter.read('Hello. Wait [pause:').segments)).toEqual(['af_heart@1: Hello.']);
+    const { segments, error } = segmenter.read('99s] and more. [voice:nobody');
+    expect(String((error as Error).message)).toMatch(/over the maximum/);
+    expect(segments).toEqual([]); // the sentence may go on: the chunker waits
+    const end = segmenter.read(undefined);
+    expect(String((end.error as Error).message)).toMatch(/\[voice:…\] is not closed/);
+    expect(shown(end.segments)).toEqual(['af_heart@1: Wait  and more.']);
+  });
+
+  it('a voice the catalog refuses is the error, and the voice stays as it was', () => {
+    const segmenter = new Segmenter({
+      ...SETTINGS,
+      resolveVoice: (spec) => {
+        if (spec === 'zz_nobody') throw new Error('no voice zz_nobody');
+        return voice(spec);
+      },
+    });
+    const { segments, error } = segmenter.read('One. [voice:zz_nobody] Two.');
+    expect((error as Error).message).toBe('no voice zz_nobody');
+    expect(shown([...segments, ...segmenter.end()])).toEqual(['af_heart@1: One.', 'af_heart@1: Two.']);
+  });
+});
+
+describe('MarkupParser after an error', () => {
+  it('keeps what it read around the bad construct', () => {
+    const parser = new MarkupParser();
+    expect(() => parser.push('Hi [pause:99s] there')).toThrow(/over the maximum/);
+    expect(parser.takeRecovered().map((e) => ('text' in e ? e.text : e.type))).toEqual(['Hi  there']);
+    expect(parser.push(' [pause:1s]').map((e) => e.type)).toEqual(['text', 'pause']);
+  });
+});
