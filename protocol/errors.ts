@@ -103,6 +103,16 @@ export function ttsError(
   return new TtsError(key, message, options);
 }
 
+/** A value as an error message names it: `the string "…"`, `number 5`, `an array`. */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string')
+    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${String(value)}`;
+}
+
 /** The rejection of work whose caller gave up on it (a client that left, a cancel). */
 export function abortError(message = 'cancelled'): Error {
   return new DOMException(message, 'AbortError');

@@ -26,6 +26,7 @@ import {
   type SynthesisRequest,
 } from '../model/engine.ts';
 import type { Config } from './config.ts';
+import { describeValue } from '../protocol/errors.ts';
 import { ttsError } from './errors.ts';
 
 export interface SynthesisOptions {
@@ -84,14 +85,7 @@ export class PlainText {
 }
 
 /** A value as an error message names it: `the string "…"`, `number 5`, `an array`. */
-export function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string')
-    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
-  if (typeof value === 'object') return 'an object';
-  return `${typeof value} ${String(value)}`;
-}
+export const describe = describeValue;
 
 /** A field with a wrong type or value; `param` names it, for the dialects that say which. */
 function invalid(param: string, message: string): never {

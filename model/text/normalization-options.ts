@@ -3,7 +3,7 @@
  * (`NormalizationOptions` in remsky/Kokoro-FastAPI `api/src/structures/schemas.py`; what each does
  * in `api/src/services/text_processing/normalizer.py`, `normalize_text`). Pure.
  */
-import { ttsError } from '../../protocol/errors.ts';
+import { describeValue, ttsError } from '../../protocol/errors.ts';
 
 /**
  * What the normalizer does before the G2P (normalize.ts for English, normalize-intl.ts for the
@@ -76,15 +76,6 @@ type WireName = keyof typeof NORMALIZATION_FIELDS;
 
 const PARAM = 'normalization_options';
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string')
-    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
-  if (typeof value === 'object') return 'an object';
-  return `${typeof value} ${String(value)}`;
-}
-
 function invalid(message: string): never {
   throw ttsError('TTS_ERR_INVALID_OPTION', message, { data: { param: PARAM } });
 }
@@ -98,7 +89,7 @@ function invalid(message: string): never {
 export function parseNormalizationOptions(value: unknown): NormalizationOptions {
   if (value === undefined || value === null) return DEFAULT_NORMALIZATION;
   if (typeof value !== 'object' || Array.isArray(value))
-    invalid(`${PARAM} should be an object of true/false switches; got ${describe(value)}`);
+    invalid(`${PARAM} should be an object of true/false switches; got ${describeValue(value)}`);
   const out: Record<keyof NormalizationOptions, boolean> = { ...DEFAULT_NORMALIZATION };
   for (const [name, v] of Object.entries(value)) {
     if (!Object.hasOwn(NORMALIZATION_FIELDS, name))
@@ -106,7 +97,7 @@ export function parseNormalizationOptions(value: unknown): NormalizationOptions 
         `${PARAM} has no field ${JSON.stringify(name.length > 40 ? `${name.slice(0, 40)}…` : name)}. Should be one of: ${Object.keys(NORMALIZATION_FIELDS).join(', ')}`,
       );
     if (v === undefined) continue;
-    if (typeof v !== 'boolean') invalid(`${PARAM}.${name} should be true or false; got ${describe(v)}`);
+    if (typeof v !== 'boolean') invalid(`${PARAM}.${name} should be true or false; got ${describeValue(v)}`);
     out[NORMALIZATION_FIELDS[name as WireName]] = v;
   }
   return Object.freeze(out);

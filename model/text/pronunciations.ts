@@ -8,7 +8,7 @@
  * Maps), so it crosses to a worker by structured clone.
  */
 import { LANGUAGES, type LanguageCode } from '../kokoro/constants.ts';
-import { ttsError } from '../../protocol/errors.ts';
+import { describeValue, ttsError } from '../../protocol/errors.ts';
 import { foreignPhonemeSymbols, ipaToKokoro } from './ipa.ts';
 import type { SpeechPart } from './parts.ts';
 
@@ -66,14 +66,6 @@ const collapse = (s: string): string => s.trim().replace(/\s+/g, ' ');
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** A value as a message names it: `the string "…"`, `number 5`, `an array`. */
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return `the string ${quote(value)}`;
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
-}
-
 function wordProblems(word: string): string[] {
   const chars = [...word].length;
   if (chars === 0) return ['the word is empty'];
@@ -86,14 +78,14 @@ function wordProblems(word: string): string[] {
 function readingOf(value: unknown): PronunciationReading | string {
   if (typeof value === 'string') return { phonemes: collapse(value) };
   if (!isObject(value))
-    return `should be a phoneme string, {"phonemes": …} or {"alias": …}; got ${describe(value)}`;
+    return `should be a phoneme string, {"phonemes": …} or {"alias": …}; got ${describeValue(value)}`;
   const keys = Object.keys(value);
   const extra = keys.find((k) => k !== 'phonemes' && k !== 'alias');
   if (extra !== undefined) return `unknown field ${quote(extra)}; an entry has "phonemes" or "alias"`;
   if (keys.length !== 1)
     return `has ${keys.length === 0 ? 'neither "phonemes" nor' : 'both "phonemes" and'} "alias"`;
   const text = value[keys[0]!];
-  if (typeof text !== 'string') return `${keys[0]} should be a string; got ${describe(text)}`;
+  if (typeof text !== 'string') return `${keys[0]} should be a string; got ${describeValue(text)}`;
   return keys[0] === 'phonemes' ? { phonemes: collapse(text) } : { alias: collapse(text) };
 }
 
@@ -192,7 +184,7 @@ const LANGUAGE_KEYS = `${Object.keys(LANGUAGES).join(', ')} or *`;
 
 function parseJsonFile(text: string, file: FileEntries): void {
   const root = readJson(text, (line, column, message) => file.fail(line, message, column));
-  const got = (node: JsonNode) => `got ${describe(plain(node))}`;
+  const got = (node: JsonNode) => `got ${describeValue(plain(node))}`;
   if (root.kind !== 'object')
     throw file.fail(root.line, `should be an object keyed by language; ${got(root)}`);
   const wordLines = new Map<string, number>(); // by language and word: a word given twice is refused
@@ -295,7 +287,7 @@ export function parseRequestPronunciations(value: unknown, lang: LanguageCode): 
     ttsError('TTS_ERR_INVALID_OPTION', message, { data: { param: 'pronunciations' } });
   const example = '{"Kokoro": "kˈOkəɹO", "SQL": {"alias": "sequel"}}';
   if (!isObject(value))
-    throw invalid(`pronunciations should be an object such as ${example}; got ${describe(value)}`);
+    throw invalid(`pronunciations should be an object such as ${example}; got ${describeValue(value)}`);
   const words = Object.keys(value);
   if (words.length > MAX_REQUEST_ENTRIES)
     throw invalid(`pronunciations has ${words.length} entries; at most ${MAX_REQUEST_ENTRIES}`);
