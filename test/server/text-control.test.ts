@@ -395,6 +395,11 @@ describe('the OpenAI route', () => {
       speech('sequel rocks.'),
     ]);
     expect(aliased).toBe(spoken);
+    const [ssml, plainText] = await Promise.all([
+      speech('<speak>Hello there. <break time="1s"/><sub alias="World Wide Web">WWW</sub>.</speak>'),
+      speech('Hello there. World Wide Web.'),
+    ]);
+    expect(ssml).toBe(plainText + 2 * 1000 * PER_MS);
     const [switched, written] = await Promise.all([
       speech('Open the file(s).', { normalization_options: { optional_pluralization_normalization: true } }),
       speech('Open the files.'),
