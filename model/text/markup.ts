@@ -93,13 +93,19 @@ const unknownEntity = (entity: string): string => `unknown entity ${entity} kept
 /** Merges each run of adjacent `text` events into one spanning them all. */
 export function mergeText(events: readonly MarkupEvent[]): MarkupEvent[] {
   const out: MarkupEvent[] = [];
-  for (const event of events) append(out, event);
+  for (const event of events) append(out, event, false);
   return out;
 }
 
-function append(out: MarkupEvent[], e: MarkupEvent): void {
+/**
+ * Adds `e` to `out`, merged with the text before it; as the parser emits them (`verbatim`), only
+ * text written as it is and touching in the source, so a text event's offsets map one to one.
+ */
+function append(out: MarkupEvent[], e: MarkupEvent, verbatim: boolean): void {
   const last = out.at(-1);
+  const asWritten = (t: Extract<MarkupEvent, { type: 'text' }>) => t.end - t.start === t.text.length;
   if (e.type !== 'text' || last?.type !== 'text') out.push(e);
+  else if (verbatim && (last.end !== e.start || !asWritten(last) || !asWritten(e))) out.push(e);
   else out[out.length - 1] = { type: 'text', text: last.text + e.text, start: last.start, end: e.end };
 }
 
@@ -210,10 +216,10 @@ export class MarkupParser {
   #skip(i: number): number {
     const b = this.#buf;
     const end = ({ '[': ']', '<': '>', '&': ';' } as Record<string, string>)[b[i]!];
-    let j = end === undefined ? i : b.indexOf(end, i + 1);
-    if (j === -1) return b.length;
-    if (end === ']' && b[j + 1] === '(') j = b.indexOf(')', j) === -1 ? j : b.indexOf(')', j);
-    return j + 1;
+    const j = end === undefined ? i : b.indexOf(end, i + 1);
+    // Only as far as what a streamed text would hold when the error showed: a link's target after
+    // `]` is read again as text.
+    return j === -1 ? b.length : j + 1;
   }
 
   /** The events a push or end read before it threw (the construct it names was skipped). */
@@ -442,7 +448,7 @@ export class MarkupParser {
   /** Adds an event, merged into the text before it; inside a capturing element only its text counts. */
   #emit(event: MarkupEvent): void {
     const capture = this.#capture;
-    if (capture === undefined) return append(this.#out, event);
+    if (capture === undefined) return append(this.#out, event, true);
     if ('text' in event) {
       capture.parts.push(event.text);
       capture.chars += event.text.length;

@@ -503,7 +503,11 @@ describe('streaming', () => {
     const parser = new MarkupParser('ssml');
     expect(parser.push('<![CDATA[abc]')).toEqual([]);
     expect(parser.heldChars).toBe(13);
-    expect(parser.push(']]>x')).toEqual([{ type: 'text', text: 'abc]x', start: 9, end: 17 }]);
+    // Text on either side of the section's end is two events: each span is its own text's.
+    expect(parser.push(']]>x')).toEqual([
+      { type: 'text', text: 'abc]', start: 9, end: 13 },
+      { type: 'text', text: 'x', start: 16, end: 17 },
+    ]);
   });
 
   it('holds the content of a capturing element', () => {
