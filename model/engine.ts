@@ -140,13 +140,11 @@ export interface PhonemizedText {
   readonly warnings: readonly string[];
 }
 
-/** A whole text read: its segments when it holds markup, and the dictionary its sentences use. */
+/** A whole text read: its segments when it holds markup. */
 export interface ReadText {
   /** Absent for a text without markup: the engine splits it itself. */
   readonly segments?: readonly Segment[];
   readonly warnings: readonly string[];
-  /** The dictionary of the request's language (the server's file, the request's entries over it). */
-  readonly dictionary?: PronunciationMatcher;
 }
 
 /** What the engine tells its owner as it runs: the server turns these into logs and metrics. */
@@ -240,8 +238,6 @@ export interface Engine {
   readText(text: string, settings: TextSettings): ReadText;
   /** The reader of a streamed text (an utterance): its markup read as it is written. */
   segmenter(settings: TextSettings): Segmenter;
-  /** The dictionary of `lang`: the server's file with a request's entries over it. */
-  dictionary(lang: LanguageCode, request?: PronunciationMatcher): PronunciationMatcher | undefined;
   /**
    * Stops every worker. An inference call cannot be interrupted, so this waits for running ones
    * to return, up to `timeoutMs` (default 10 s), before terminating their threads.
@@ -294,7 +290,9 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
     const own = new AbortController();
     const aborted = signal ? AbortSignal.any([signal, own.signal]) : own.signal;
     try {
-      const segments = segmentSource(request, firstChunk, pool.costs, aborted);
+      // A plain text's sentences are read through the server's dictionary, the request's over it.
+      const dictionary = dictionaries.of(request.voice.lang, request.pronunciations);
+      const segments = segmentSource(request, dictionary, firstChunk, pool.costs, aborted);
       const window = new RequestWindow(
         pool.open(),
         segments,
@@ -309,10 +307,8 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
   }
 
   function readText(text: string, settings: TextSettings): ReadText {
-    const dictionary = dictionaries.of(settings.voice.lang, settings.pronunciations);
-    if (!hasMarkup(text, settings.markup)) return { warnings: [], ...(dictionary ? { dictionary } : {}) };
-    const { segments, warnings } = scriptOf(text, scriptSettings(settings));
-    return { segments, warnings, ...(dictionary ? { dictionary } : {}) };
+    if (!hasMarkup(text, settings.markup)) return { warnings: [] };
+    return scriptOf(text, scriptSettings(settings));
   }
 
   function scriptSettings(settings: TextSettings): ScriptSettings {
@@ -363,7 +359,7 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
       const segments = read.segments ?? [
         {
           kind: 'speech',
-          parts: textParts(text, read.dictionary),
+          parts: textParts(text, dictionaries.of(settings.voice.lang, settings.pronunciations)),
           voice: settings.voice,
           speed: settings.speed,
         },
@@ -403,7 +399,6 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
         warnings: read.warnings,
       };
     },
-    dictionary: (lang, request) => dictionaries.of(lang, request),
     dispose: async ({ timeoutMs } = {}) => {
       await Promise.all([pool.close(timeoutMs), encoders.close()]);
     },

@@ -21,6 +21,7 @@ import {
   type MarkupMode,
   type NormalizationOptions,
   type PronunciationMatcher,
+  type ReadText,
   type ResolvedVoice,
   type Segment,
   type SynthesisRequest,
@@ -58,10 +59,8 @@ export interface SynthesisOptions {
   readonly segments?: readonly Segment[];
   /** Markup that was dropped (its text spoken), one sentence per kind. */
   readonly warnings: readonly string[];
-  /** The request's own `pronunciations`, for its language. */
+  /** The request's own `pronunciations`, for its language (over the server's dictionary). */
   readonly pronunciations?: PronunciationMatcher;
-  /** The dictionary the request's sentences are read through: the server's file, its entries over it. */
-  readonly dictionary?: PronunciationMatcher;
   /** `normalization_options`, when given. */
   readonly normalization?: NormalizationOptions;
 }
@@ -267,7 +266,7 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     body.pronunciations === undefined
       ? undefined
       : parseRequestPronunciations(body.pronunciations, voice.lang);
-  const read = phonemes
+  const read: ReadText = phonemes
     ? { warnings: [] }
     : engine.readText(text, {
         voice,
@@ -295,8 +294,7 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     ...(typeof body.lang === 'string' ? { lang: body.lang } : {}),
     markup: markup as MarkupMode,
     warnings: read.warnings,
-    ...('segments' in read && read.segments ? { segments: read.segments } : {}),
-    ...('dictionary' in read && read.dictionary ? { dictionary: read.dictionary } : {}),
+    ...(read.segments ? { segments: read.segments } : {}),
     ...(pronunciations ? { pronunciations } : {}),
     ...(normalization ? { normalization } : {}),
   };
@@ -312,7 +310,7 @@ export function synthesisRequest(
 ): SynthesisRequest {
   return {
     text: typeof text === 'string' ? (options.segments ?? text) : text,
-    ...(options.dictionary ? { pronunciations: options.dictionary } : {}),
+    ...(options.pronunciations ? { pronunciations: options.pronunciations } : {}),
     ...(options.normalization ? { normalization: options.normalization } : {}),
     voice: options.voice,
     speed: options.speed,

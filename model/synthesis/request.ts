@@ -28,7 +28,7 @@ export interface SynthesisRequest {
    * split after each `.`, `!`, `?` or `…` followed by a space, and at 510 ids.
    */
   readonly phonemes?: boolean;
-  /** The pronunciation dictionary a whole text's sentences are read through (segments carry theirs). */
+  /** The request's own pronunciations, over the server's dictionary (segments carry their parts). */
   readonly pronunciations?: PronunciationMatcher;
   /** The normalizer's switches; absent: the defaults. */
   readonly normalization?: NormalizationOptions;
@@ -37,13 +37,18 @@ export interface SynthesisRequest {
 export type SpeechSegment = Extract<Segment, { kind: 'speech' }>;
 
 /**
- * A plain sentence of `request` as a segment: the request's voice and speed, read through its
- * dictionary; `at`: where it starts in the request's text.
+ * A plain sentence of `request` as a segment: the request's voice and speed, read through
+ * `dictionary`; `at`: where it starts in the request's text.
  */
-export function speechOf(request: SynthesisRequest, sentence: string, at?: number): SpeechSegment {
+export function speechOf(
+  request: SynthesisRequest,
+  sentence: string,
+  dictionary: PronunciationMatcher | undefined,
+  at?: number,
+): SpeechSegment {
   const parts: readonly SpeechPart[] = request.phonemes
     ? [{ text: sentence }]
-    : textParts(sentence, request.pronunciations, at);
+    : textParts(sentence, dictionary, at);
   return { kind: 'speech', parts, voice: request.voice, speed: request.speed };
 }
 

@@ -7,6 +7,7 @@ import type { CostModel } from '../inference/dispatch.ts';
 import { splitSentences } from '../text/sentences.ts';
 import { speechOf, type SynthesisRequest } from './request.ts';
 import type { Segment } from './script.ts';
+import type { PronunciationMatcher } from '../text/pronunciations.ts';
 
 /** Above this many characters the chunker cuts a sentence anyway. */
 const CHUNKER_LIMIT = 400;
@@ -28,6 +29,7 @@ export interface FirstChunkSettings {
  */
 export function segmentSource(
   request: SynthesisRequest,
+  dictionary: PronunciationMatcher | undefined,
   first: FirstChunkSettings,
   costs: CostModel,
   signal: AbortSignal,
@@ -41,7 +43,7 @@ export function segmentSource(
     sentences.map((s) => {
       const at = text.indexOf(s, cursor);
       if (at >= 0) cursor = at + s.length;
-      return speechOf(request, s, at >= 0 ? at : undefined);
+      return speechOf(request, s, dictionary, at >= 0 ? at : undefined);
     }),
   );
 }

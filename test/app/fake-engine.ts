@@ -151,7 +151,6 @@ export function fakeEngine(options: FakeEngineOptions = {}): FakeEngine {
     readText: (text, settings) =>
       hasMarkup(text, settings.markup) ? scriptOf(text, scriptSettings(settings)) : { warnings: [] },
     segmenter: (settings) => new Segmenter(scriptSettings(settings)),
-    dictionary: (_lang, request) => request,
     phonemizeText: async (text, settings) => {
       const {
         segments = [{ kind: 'speech', parts: [{ text }], voice: settings.voice, speed: 1 }],
