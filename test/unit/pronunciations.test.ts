@@ -528,6 +528,9 @@ describe('parsePronunciationFile runs in linear time (100 KB / 10 KB ≤ 30)', (
     };
     const [small, large] = [make(10_000), make(100_000)];
     parse(small);
-    expect(cpuTimeMs(() => parse(large)) / cpuTimeMs(() => parse(small))).toBeLessThanOrEqual(30);
+    // The best of three ratios: a file of many entries collects garbage in a grown heap, which
+    // once took a linear parse to 45 in the full suite; a quadratic one stays near 100 every time.
+    const ratio = () => cpuTimeMs(() => parse(large)) / cpuTimeMs(() => parse(small));
+    expect(Math.min(ratio(), ratio(), ratio())).toBeLessThanOrEqual(30);
   });
 });
