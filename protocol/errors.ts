@@ -22,6 +22,8 @@ export const ERROR_CODES = {
   TTS_ERR_UPGRADE_REQUIRED: { code: 'upgrade_required', status: 426 },
   TTS_ERR_UNSUPPORTED_MEDIA_TYPE: { code: 'unsupported_media_type', status: 415 },
   TTS_ERR_REQUEST_STALE: { code: 'request_stale', status: 408 },
+  TTS_ERR_CONTEXT_CLOSED: { code: 'context_closed', status: 409 },
+  TTS_ERR_TOO_MANY_CONTEXTS: { code: 'too_many_contexts', status: 429 },
   TTS_ERR_BUSY: { code: 'busy', status: 503 },
   TTS_ERR_NOT_READY: { code: 'not_ready', status: 503 },
   TTS_ERR_SHUTTING_DOWN: { code: 'shutting_down', status: 503 },

@@ -51,6 +51,44 @@ export interface SynthesisCancelledFrame {
   readonly request_id?: string;
   /** Requests cut or dropped: the one in flight first, then the queued ones in order. */
   readonly cancelled: readonly string[];
+  /** What the listener received of the request in flight that it cut; absent when none was. */
+  readonly heard?: Heard;
+  /** In a session with contexts: the context it was for; absent when it named none (all). */
+  readonly context_id?: string;
+}
+
+/** A word of a request's text and when it is spoken, on the request's audio clock. */
+export interface TimedWord {
+  readonly word: string;
+  readonly start_s: number;
+  readonly end_s: number;
+  /** Where the word is in the request's text: UTF-16 offsets, end exclusive. */
+  readonly char_start?: number;
+  readonly char_end?: number;
+}
+
+/**
+ * What the listener received of a request a cancel cut: the audio that left the server, and the
+ * words of its text that this audio fully covers, so an agent can cut its transcript to what was
+ * heard. For PCM and μ-law the samples are exact; a codec's last frame may still hold a few ms.
+ */
+export interface Heard {
+  readonly request_id: string;
+  /** Samples at the request's output rate. */
+  readonly samples: number;
+  readonly sample_rate: number;
+  readonly ms: number;
+  /** Words whose audio was sent whole, in text order; absent when the model cannot time words. */
+  readonly words?: readonly TimedWord[];
+}
+
+/** A session with contexts: a context has ended (`close_context`), after its last audio. */
+export interface ContextClosedFrame {
+  readonly type: 'context_closed';
+  readonly context_id: string;
+  /** When it was dropped: the requests cut or dropped, as a cancel's. */
+  readonly cancelled?: readonly string[];
+  readonly heard?: Heard;
 }
 
 /** A chunk's words, before that chunk's audio (requests with `"timestamps": true`). */
@@ -61,14 +99,7 @@ export interface WordTimestampsFrame {
    * The original text's words (split at white space) that end in this chunk, in text order, on
    * the request's audio clock: seconds from its first sample, continuing across chunks.
    */
-  readonly words: readonly {
-    readonly word: string;
-    readonly start_s: number;
-    readonly end_s: number;
-    /** Where the word is in the request's text: UTF-16 offsets, end exclusive. */
-    readonly char_start?: number;
-    readonly char_end?: number;
-  }[];
+  readonly words: readonly TimedWord[];
 }
 
 /** An SSML `<mark>`, before the audio after it: its time on the request's audio clock. */
@@ -86,6 +117,7 @@ export type ControlFrame =
   | SynthesisStartFrame
   | SynthesisCompleteFrame
   | SynthesisCancelledFrame
+  | ContextClosedFrame
   | ErrorFrame;
 
 // Fatal, so that bytes that are not UTF-8 (most audio) are audio rather than mangled text.

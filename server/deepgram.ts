@@ -74,6 +74,7 @@ export function deepgramDialect(query: URLSearchParams, engine: Engine, config: 
   let cleared = 0;
   return {
     parse: parseDeepgramMessage,
+    contexts: false,
     opening: (sessionId) => [
       {
         type: 'Metadata',
@@ -85,10 +86,17 @@ export function deepgramDialect(query: URLSearchParams, engine: Engine, config: 
       ...warnings.map((w) => ({ type: 'Warning', ...w })),
     ],
     start: () => undefined,
+    audio: (_turn, bytes) => ({ data: bytes, binary: true }),
     complete: () => ({ type: 'Flushed', sequence_id: flushed++ }),
     words: () => undefined,
     mark: () => undefined,
-    cancelled: () => ({ type: 'Cleared', sequence_id: cleared++ }),
+    // Deepgram's Cleared, with what the listener received of the cut audio (an extra field).
+    cancelled: (_target, _cancelled, heard) => ({
+      type: 'Cleared',
+      sequence_id: cleared++,
+      ...(heard ? { heard } : {}),
+    }),
+    contextClosed: () => undefined,
     error: (body) => ({ type: 'Warning', description: body.message, code: body.code }),
     defaults: { voice, format, sample_rate: sampleRate, ...(speed !== undefined ? { speed } : {}) },
   };

@@ -14,15 +14,32 @@ const OPEN_PATHS = new Set(['/ping']);
 /** Offered WebSocket subprotocols that carry the token: `bearer.` and the token in base64url. */
 const BEARER_PROTOCOL = 'bearer.';
 
+/** Headers the vendors' clients carry their key in: ElevenLabs', Cartesia's (the older one). */
+const KEY_HEADERS = ['xi-api-key', 'x-api-key'] as const;
+
+/** Query parameters that carry a key on a WebSocket upgrade (Cartesia's, ElevenLabs'). */
+const KEY_PARAMS = ['api_key', 'xi_api_key', 'authorization'] as const;
+
 /**
- * The token a request carries: `Authorization: Bearer …`, or for a WebSocket upgrade from a
- * browser (which cannot set headers on one) a `bearer.<base64url token>` subprotocol offered
- * after the real one (`kokoro-tts`), which the server then selects.
+ * The token a request carries: `Authorization: Bearer …` (or `Token …`, as Deepgram's clients send
+ * it), a vendor's key header (`xi-api-key`, `X-API-Key`); or for a WebSocket upgrade, a vendor's key
+ * parameter in the query, or from a browser (which cannot set headers on one) a
+ * `bearer.<base64url token>` subprotocol offered after the real one (`kokoro-tts`), which the
+ * server then selects.
  */
 function presentedToken(request: FastifyRequest): string | undefined {
-  const match = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? '');
+  const match = /^(?:Bearer|Token)\s+(.+)$/i.exec(request.headers.authorization ?? '');
   if (match) return match[1]!.trim();
+  for (const name of KEY_HEADERS) {
+    const value = request.headers[name];
+    if (typeof value === 'string' && value !== '') return value.trim();
+  }
   if (!isUpgrade(request)) return undefined;
+  const query = new URLSearchParams(request.url.split('?', 2)[1] ?? '');
+  for (const name of KEY_PARAMS) {
+    const value = query.get(name)?.replace(/^Bearer\s+/i, '');
+    if (value) return value;
+  }
   const offered = (request.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
   const carried = offered.find((p) => p.startsWith(BEARER_PROTOCOL));
   return carried ? Buffer.from(carried.slice(BEARER_PROTOCOL.length), 'base64url').toString() : undefined;
@@ -73,7 +90,7 @@ export function registerSecurity(
       if (presented !== undefined && sameToken(presented, token)) return;
       const refusal = ttsError(
         'TTS_ERR_UNAUTHORIZED',
-        'Missing or wrong credentials: send Authorization: Bearer <token>',
+        'Missing or wrong credentials: send Authorization: Bearer <token> (or the key header of the protocol you speak: xi-api-key, X-API-Key, Authorization: Token)',
       );
       if (isUpgrade(request)) {
         reply.hijack();

@@ -5,19 +5,39 @@
  */
 import type { RunFigures, WordTiming } from '../model/engine.ts';
 import type { ErrorBody } from '../protocol/errors.ts';
-import type { ControlFrame } from '../protocol/frames.ts';
+import type { ControlFrame, Heard } from '../protocol/frames.ts';
+
+export type { Heard } from '../protocol/frames.ts';
 import { ttsError, withRequestId } from './errors.ts';
 import { peekRequestId } from './request.ts';
 
 export type Command =
   /** One complete text to speak. */
-  | { readonly kind: 'request'; readonly fields: Record<string, unknown> }
-  /** Text added to the open utterance (streamed text input). */
-  | { readonly kind: 'append'; readonly fields: Record<string, unknown> }
+  | { readonly kind: 'request'; readonly fields: Record<string, unknown>; readonly context?: string }
+  /**
+   * Text added to the open utterance (streamed text input). `generate`: speak what it holds now,
+   * even a sentence not yet ended, and keep it open (ElevenLabs' `flush`).
+   */
+  | {
+      readonly kind: 'append';
+      readonly fields: Record<string, unknown>;
+      readonly context?: string;
+      readonly generate?: boolean;
+    }
   /** Speaks the rest of the open utterance and ends it. */
-  | { readonly kind: 'flush'; readonly fields: Record<string, unknown> }
-  /** Stops the request in flight and drops the queued ones (or only the one named). */
-  | { readonly kind: 'cancel'; readonly requestId: string | undefined }
+  | { readonly kind: 'flush'; readonly fields: Record<string, unknown>; readonly context?: string }
+  /**
+   * Stops the request in flight and drops the queued ones (or only the one named); in one context,
+   * or in every context when none is named.
+   */
+  | { readonly kind: 'cancel'; readonly requestId: string | undefined; readonly context?: string }
+  /**
+   * Ends a context: `drop` cuts it as a cancel does, otherwise what it received is spoken first.
+   * Its id may not be used again on this session.
+   */
+  | { readonly kind: 'close-context'; readonly context: string; readonly drop: boolean }
+  /** Resets the idle clock (of the session, and of the context named) and nothing else. */
+  | { readonly kind: 'keep-alive'; readonly context?: string }
   | { readonly kind: 'close' };
 
 const CANCEL_TYPES = new Set(['cancel', 'clear', 'interrupt']);
@@ -53,18 +73,53 @@ export function parseJsonObject(text: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** Classifies one client message of the project's own protocol. */
-export function parseMessage(data: Buffer): Command {
+/** The longest context id, in UTF-8 bytes (a binary frame's prefix names it in one byte). */
+export const MAX_CONTEXT_ID_BYTES = 255;
+
+/**
+ * A message's context id in a session with contexts.
+ * @throws TtsError `invalid_option` when it is missing (and `required`) or not a usable id.
+ */
+export function contextIdOf(fields: Record<string, unknown>, required: boolean): string | undefined {
+  const value = fields.context_id;
+  if (value === undefined && !required) return undefined;
+  if (typeof value !== 'string' || value === '' || Buffer.byteLength(value) > MAX_CONTEXT_ID_BYTES) {
+    throw withRequestId(
+      ttsError(
+        'TTS_ERR_INVALID_OPTION',
+        value === undefined
+          ? 'This session has contexts: name the context of every message with "context_id"'
+          : `context_id should be a non-empty string of at most ${MAX_CONTEXT_ID_BYTES} UTF-8 bytes; got ${describeType(value)}`,
+        { data: { param: 'context_id' } },
+      ),
+      peekRequestId(fields),
+    );
+  }
+  return value;
+}
+
+/**
+ * Classifies one client message of the project's own protocol. `contexts`: the session was opened
+ * with contexts, so messages name theirs (`context_id`) and `close_context` ends one.
+ */
+export function parseMessage(data: Buffer, contexts = false): Command {
   const text = decodeText(data);
   const trimmed = text.trimStart();
-  if (!trimmed.startsWith('{')) return { kind: 'request', fields: { text } };
+  if (!trimmed.startsWith('{')) {
+    if (contexts) throw contextIdMissing();
+    return { kind: 'request', fields: { text } };
+  }
   const fields = parseJsonObject(trimmed);
-  if (fields.type === undefined) return { kind: 'request', fields };
   const type = typeof fields.type === 'string' ? fields.type.toLowerCase() : undefined;
-  if (type === 'synthesize') return { kind: 'request', fields };
+  const inContext = <T extends object>(command: T, required = true): T & { context?: string } => {
+    if (!contexts) return command;
+    const context = contextIdOf(fields, required);
+    return context === undefined ? command : { ...command, context };
+  };
+  if (fields.type === undefined || type === 'synthesize') return inContext({ kind: 'request', fields });
   if (type === 'close') return { kind: 'close' };
-  if (type === 'append') return { kind: 'append', fields };
-  if (type === 'flush') return { kind: 'flush', fields };
+  if (type === 'append') return inContext({ kind: 'append', fields });
+  if (type === 'flush') return inContext({ kind: 'flush', fields });
   if (type !== undefined && CANCEL_TYPES.has(type)) {
     if (fields.request_id !== undefined && peekRequestId(fields) === undefined) {
       throw ttsError(
@@ -72,16 +127,32 @@ export function parseMessage(data: Buffer): Command {
         'request_id on a cancel should be the id of a request of this session (a non-empty string of at most 128 characters); leave it out to cancel everything',
       );
     }
-    return { kind: 'cancel', requestId: peekRequestId(fields) };
+    return inContext({ kind: 'cancel', requestId: peekRequestId(fields) }, false);
   }
+  if (contexts && type === 'close_context') {
+    if (fields.drop !== undefined && typeof fields.drop !== 'boolean') {
+      throw ttsError('TTS_ERR_INVALID_OPTION', 'drop on close_context should be true or false', {
+        data: { param: 'drop' },
+      });
+    }
+    return { kind: 'close-context', context: contextIdOf(fields, true)!, drop: fields.drop === true };
+  }
+  if (contexts && type === 'keep_alive') return inContext({ kind: 'keep-alive' }, false);
   throw withRequestId(
     ttsError(
       'TTS_ERR_UNKNOWN_TYPE',
-      `Unknown message type ${describeType(fields.type)}; should be "synthesize" (or no type) for a text to speak, "append" and "flush" for text as it is written, "cancel" to stop, or "close" to end the session`,
+      `Unknown message type ${describeType(fields.type)}; should be "synthesize" (or no type) for a text to speak, "append" and "flush" for text as it is written, "cancel" to stop, ${contexts ? '"close_context" to end a context, "keep_alive", ' : ''}or "close" to end the session`,
     ),
     peekRequestId(fields),
   );
 }
+
+const contextIdMissing = () =>
+  ttsError(
+    'TTS_ERR_INVALID_OPTION',
+    'This session has contexts: send JSON messages that name their context, such as {"text": "Hello", "context_id": "a"}',
+    { data: { param: 'context_id' } },
+  );
 
 /** A short, safe rendering of a client's `type` value (it may be huge or deeply nested). */
 function describeType(value: unknown): string {
@@ -90,63 +161,137 @@ function describeType(value: unknown): string {
   return Array.isArray(value) ? 'an array' : 'an object';
 }
 
+/** Which of a session's requests a frame is about, and the context it belongs to (if any). */
+export interface Turn {
+  readonly requestId: string;
+  readonly context?: string;
+}
+
+/** A frame to send: control (JSON) or audio. */
+export type OutgoingFrame = { readonly data: Uint8Array | string; readonly binary: boolean };
+
 /**
  * A session's wire dialect: how client messages become commands, and what frames the session's
- * events become. The project's own protocol is {@link NATIVE_DIALECT}; Deepgram's is in deepgram.ts.
- * A frame builder that returns undefined sends nothing for that event.
+ * events become. The project's own protocol is {@link nativeDialect}; Deepgram's is in
+ * deepgram.ts, ElevenLabs' in elevenlabs.ts, Cartesia's in cartesia.ts. A frame builder that
+ * returns undefined sends nothing for that event. One dialect object serves one session (it may
+ * keep state, as ElevenLabs' does to put a chunk's words beside its audio).
  */
 export interface SessionDialect {
   parse(data: Buffer): Command;
+  /** Messages name their context (`context` on commands), so the session keeps one queue per context. */
+  readonly contexts: boolean;
   /** Frames sent as soon as the session opens. */
   opening(sessionId: string): readonly object[];
-  start(requestId: string): object | undefined;
+  start(turn: Turn): object | undefined;
+  /** One piece of a request's encoded audio. */
+  audio(turn: Turn, bytes: Uint8Array): OutgoingFrame;
   /**
    * After the last audio of a request; `figures` is undefined for a flush that had nothing to
    * speak. `warnings`: markup that was dropped (its text spoken).
    */
-  complete(
-    requestId: string,
-    figures: RunFigures | undefined,
-    warnings?: readonly string[],
-  ): object | undefined;
-  /** A chunk's words (requests with timestamps), before that chunk's audio. */
-  words(requestId: string, words: readonly WordTiming[]): object | undefined;
+  complete(turn: Turn, figures: RunFigures | undefined, warnings?: readonly string[]): object | undefined;
+  /**
+   * A chunk's words, before that chunk's audio: for requests with timestamps, and for every
+   * request when {@link alwaysWords} (the dialect puts them beside its audio).
+   */
+  words(turn: Turn, words: readonly WordTiming[]): object | undefined;
+  /** Words are wanted for every request the engine can time, whatever `timestamps` says. */
+  readonly alwaysWords?: boolean;
   /** An SSML `<mark>`, before the audio after it; `timeS` on the request's audio clock. */
-  mark(requestId: string, name: string, timeS: number): object | undefined;
-  /** After the last audio of what a cancel cut. */
-  cancelled(requestId: string | undefined, cancelled: readonly string[]): object | undefined;
-  error(body: ErrorBody): object | undefined;
+  mark(turn: Turn, name: string, timeS: number): object | undefined;
+  /**
+   * After the last audio of what a cancel cut. `target`: the cancel's own request id, else the
+   * request it cut; `heard`: what the listener received of the request it cut, if one was running.
+   */
+  cancelled(
+    target: string | undefined,
+    cancelled: readonly string[],
+    heard: Heard | undefined,
+    context?: string,
+  ): object | undefined;
+  /**
+   * A context has ended (`close_context`): after the last audio of what it spoke, or of what a drop
+   * cut. `cancelled` and `heard` as for a cancel, when it was dropped.
+   */
+  contextClosed(
+    context: string,
+    cancelled: readonly string[] | undefined,
+    heard: Heard | undefined,
+  ): object | undefined;
+  error(body: ErrorBody, context?: string): object | undefined;
   /** Fields every request and first append of the session starts from (its own fields win). */
   readonly defaults: Readonly<Record<string, unknown>>;
+  /** A shorter idle limit the client asked for (seconds), within the server's. */
+  readonly idleTimeoutS?: number;
 }
 
-export const NATIVE_DIALECT: SessionDialect = {
-  parse: parseMessage,
-  opening: () => [],
-  start: (requestId) => ({ type: 'synthesis_start', request_id: requestId }) satisfies ControlFrame,
-  complete: (requestId, figures, warnings) =>
-    ({
-      type: 'synthesis_complete',
-      request_id: requestId,
-      total_duration_s: figures?.audioS ?? 0,
-      elapsed_s: (figures?.elapsedMs ?? 0) / 1000,
-      time_to_first_audio_s: (figures?.ttfaMs ?? 0) / 1000,
-      inference_s: (figures?.inferenceMs ?? 0) / 1000,
-      first_chunk_inference_s: (figures?.firstInferenceMs ?? 0) / 1000,
-      first_chunk_frontend_s: (figures?.firstFrontEndMs ?? 0) / 1000,
-      chunks: figures?.chunks ?? 0,
-      ...(warnings && warnings.length > 0 ? { warnings: [...warnings] } : {}),
-    }) satisfies ControlFrame,
-  words: (requestId, words) =>
-    ({ type: 'word_timestamps', request_id: requestId, words: [...words] }) satisfies ControlFrame,
-  mark: (requestId, name, timeS) =>
-    ({ type: 'mark', request_id: requestId, name, time_s: timeS }) satisfies ControlFrame,
-  cancelled: (requestId, cancelled) =>
-    ({
-      type: 'synthesis_cancelled',
-      ...(requestId !== undefined ? { request_id: requestId } : {}),
-      cancelled: [...cancelled],
-    }) satisfies ControlFrame,
-  error: (body) => body,
-  defaults: {},
-};
+/** An audio frame with its context id in front: one byte of length, the id's UTF-8 bytes, the audio. */
+export function contextAudioFrame(context: string, bytes: Uint8Array): Uint8Array {
+  const id = Buffer.from(context);
+  const frame = new Uint8Array(1 + id.length + bytes.length);
+  frame[0] = id.length;
+  frame.set(id, 1);
+  frame.set(bytes, 1 + id.length);
+  return frame;
+}
+
+/**
+ * The project's own protocol. With `contexts`, every control frame carries its `context_id` and
+ * every audio frame its context id in front (see {@link contextAudioFrame}).
+ */
+export function nativeDialect({ contexts = false }: { contexts?: boolean } = {}): SessionDialect {
+  const tag = (frame: ControlFrame, context: string | undefined): object =>
+    context === undefined ? frame : { ...frame, context_id: context };
+  return {
+    parse: (data) => parseMessage(data, contexts),
+    contexts,
+    opening: () => [],
+    start: ({ requestId, context }) => tag({ type: 'synthesis_start', request_id: requestId }, context),
+    audio: ({ context }, bytes) => ({
+      data: context === undefined ? bytes : contextAudioFrame(context, bytes),
+      binary: true,
+    }),
+    complete: ({ requestId, context }, figures, warnings) =>
+      tag(
+        {
+          type: 'synthesis_complete',
+          request_id: requestId,
+          total_duration_s: figures?.audioS ?? 0,
+          elapsed_s: (figures?.elapsedMs ?? 0) / 1000,
+          time_to_first_audio_s: (figures?.ttfaMs ?? 0) / 1000,
+          inference_s: (figures?.inferenceMs ?? 0) / 1000,
+          first_chunk_inference_s: (figures?.firstInferenceMs ?? 0) / 1000,
+          first_chunk_frontend_s: (figures?.firstFrontEndMs ?? 0) / 1000,
+          chunks: figures?.chunks ?? 0,
+          ...(warnings && warnings.length > 0 ? { warnings: [...warnings] } : {}),
+        },
+        context,
+      ),
+    words: ({ requestId, context }, words) =>
+      tag({ type: 'word_timestamps', request_id: requestId, words: [...words] }, context),
+    mark: ({ requestId, context }, name, timeS) =>
+      tag({ type: 'mark', request_id: requestId, name, time_s: timeS }, context),
+    cancelled: (requestId, cancelled, heard, context) =>
+      tag(
+        {
+          type: 'synthesis_cancelled',
+          ...(requestId !== undefined ? { request_id: requestId } : {}),
+          cancelled: [...cancelled],
+          ...(heard ? { heard } : {}),
+        },
+        context,
+      ),
+    contextClosed: (context, cancelled, heard) =>
+      ({
+        type: 'context_closed',
+        context_id: context,
+        ...(cancelled ? { cancelled: [...cancelled] } : {}),
+        ...(heard ? { heard } : {}),
+      }) satisfies ControlFrame,
+    error: (body, context) => (context === undefined ? body : { ...body, context_id: context }),
+    defaults: {},
+  };
+}
+
+export const NATIVE_DIALECT: SessionDialect = nativeDialect();

@@ -76,6 +76,8 @@ export interface Config {
   readonly wsMaxPending: number;
   /** Bytes of messages a WebSocket session may have waiting, so memory stays bounded. */
   readonly wsMaxPendingBytes: number;
+  /** Contexts one session may have open at once (sessions with contexts: ours, ElevenLabs', Cartesia's). */
+  readonly wsMaxContexts: number;
   /** Requests one HTTP connection may have unanswered at once (pipelining); past that it is closed. */
   readonly httpMaxPipelined: number;
   /** An HTTP connection with no byte moving either way for this long is closed (a client that never reads). */
@@ -402,6 +404,15 @@ const TABLE = [
     max: 1024 * MIB,
     default: 8 * MIB,
     description: 'bytes of messages a session may have waiting, which bounds its memory; more get `busy`',
+  }),
+  int({
+    name: 'WS_MAX_CONTEXTS',
+    key: 'wsMaxContexts',
+    min: 1,
+    max: 256,
+    default: 5,
+    description:
+      'contexts a session may have open at once (`contexts=true`, ElevenLabs multi-stream, Cartesia); one more gets `too_many_contexts` (5: ElevenLabs\' own limit)',
   }),
   int({
     name: 'WS_IDLE_TIMEOUT_S',

@@ -108,6 +108,15 @@ export class Utterance implements AsyncIterable<Segment> {
     this.#end();
   }
 
+  /**
+   * Speaks what is buffered now, even a sentence not yet ended, and stays open (ElevenLabs'
+   * `flush`). A construct still open stays held.
+   */
+  generate(): void {
+    if (this.#ended) return;
+    this.#push(this.#segmenter.flushSentence());
+  }
+
   /** The error of a construct still open at `flush`, if there was one. */
   get flushError(): unknown {
     return this.#flushError;

@@ -4,19 +4,21 @@
  * wait in a bounded queue; none is dropped or reordered. Three kinds act on arrival instead:
  * `append` feeds the open utterance (streamed text input, see utterance.ts), `flush` ends it, and
  * `cancel` cuts the request in flight and drops the queued ones (barge-in).
+ *
+ * The order is kept by a lane (ws-lane.ts). A session opened with contexts has one lane per
+ * context, which stream side by side: every message names its context, `close_context` ends one,
+ * and the socket stays open. The session owns what the lanes share: the socket and its
+ * backpressure, the bounds on what may wait, the idle clock, the drain.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket, RawData } from 'ws';
-import { codePointLength } from '../protocol/request.ts';
 import type { Config } from './config.ts';
 import { toErrorBody, ttsError } from './errors.ts';
 import type { Drainable, Lifecycle } from './lifecycle.ts';
-import { parseOptions, peekRequestId, synthesisRequest, type SynthesisOptions } from './request.ts';
-import type { WordTiming } from '../model/engine.ts';
-import { isCancelled, recordClientGone, recordCompletion, recordRefusal } from './outcomes.ts';
+import { isCancelled, recordRefusal } from './outcomes.ts';
 import { NATIVE_DIALECT, type Command, type SessionDialect } from './session-messages.ts';
-import { Utterance } from './utterance.ts';
+import { itemBytes, Lane, type Item, type LaneHost } from './ws-lane.ts';
 
 /** Above this many unsent bytes, sending waits for the socket to drain. */
 const SEND_HIGH_WATER_BYTES = 1024 * 1024;
@@ -27,20 +29,11 @@ const FLOOD_FACTOR = 4;
 /** A message may arrive in at most this many fragments (ws's own default, stated here). */
 export const WS_MAX_FRAGMENTS = 16_384;
 
-/** Fields that only the first append of an utterance may carry. */
-const UTTERANCE_OPTIONS = [
-  'voice',
-  'speed',
-  'lang',
-  'format',
-  'sample_rate',
-  'request_timestamp',
-  'timestamps',
-  'first_chunk',
-  'markup',
-  'pronunciations',
-  'normalization_options',
-] as const;
+/** Closed contexts remembered per session, so that their ids are refused if used again. */
+const CLOSED_CONTEXTS_KEPT = 4096;
+
+/** The lane of a session without contexts. */
+const ONLY = '';
 
 function toBuffer(data: RawData): Buffer {
   if (Buffer.isBuffer(data)) return data;
@@ -56,82 +49,30 @@ export interface SessionDeps {
   readonly dialect?: SessionDialect;
 }
 
-/** Something the session answers in turn, parsed once, on arrival. */
-type Item =
-  | {
-      readonly kind: 'request';
-      readonly fields: Record<string, unknown>;
-      /** The message's own request_id, when it has a usable one: echoed on its errors. */
-      readonly requestId: string | undefined;
-      /** Its id once it runs: its own, else one made on arrival, so a cancel can name it. */
-      readonly assignedId: string;
-      readonly bytes: number;
-      readonly receivedAt: number;
-    }
-  | { readonly kind: 'utterance'; readonly utterance: Utterance; readonly receivedAt: number }
-  /** A flush with no open utterance: answered with an empty completion, in turn. */
-  | { readonly kind: 'empty-flush'; readonly requestId: string }
-  | {
-      readonly kind: 'invalid';
-      readonly error: unknown;
-      readonly requestId: string | undefined;
-      readonly bytes: number;
-    }
-  | { readonly kind: 'close' };
-
-/** A cancel's answer (the dialect's frame), with when the cancel arrived. */
-interface Ack {
-  readonly frame: object | undefined;
-  readonly receivedAt: number;
-}
-
-/** The id echoed on an item's errors: only one the client gave (or the utterance's). */
-const errorId = (item: Item): string | undefined =>
-  item.kind === 'utterance' ? item.utterance.requestId : item.kind === 'close' ? undefined : item.requestId;
-
-/** The id a cancel names an item by. */
-const itemId = (item: Item): string | undefined => {
-  switch (item.kind) {
-    case 'utterance':
-      return item.utterance.requestId;
-    case 'request':
-      return item.assignedId;
-    case 'close':
-      return undefined;
-    default:
-      return item.requestId;
-  }
-};
-const itemBytes = (item: Item): number =>
-  item.kind === 'request' || item.kind === 'invalid' ? item.bytes : 0;
-
 export class Session implements Drainable {
   readonly id = randomUUID();
   readonly #socket: WebSocket;
   readonly #deps: SessionDeps;
   readonly #dialect: SessionDialect;
   readonly #log: FastifyBaseLogger;
-  #queue: Item[] = [];
-  #queuedBytes = 0;
-  #running = false;
+  /** One lane without contexts (key ''), else one per open context. */
+  readonly #lanes = new Map<string, Lane>();
+  /** Contexts ended by `close_context`, oldest first: their ids are not taken again. */
+  readonly #closedContexts = new Set<string>();
+  /** Messages waiting in all lanes, and their bytes. */
+  #pending = 0;
+  #pendingBytes = 0;
   /** `{"type":"close"}` arrived: later messages are ignored. */
   #closeReceived = false;
   #gone = false;
   /** Shutdown began: messages already received are finished, new ones refused. */
   #draining = false;
   #overflow = 0;
-  /** The utterance that appends go to (queued or being synthesized), until its flush. */
-  #open: Utterance | undefined;
-  /** The request being synthesized. */
-  #current:
-    | { readonly controller: AbortController; readonly requestId: string; readonly utterance?: Utterance }
-    | undefined;
-  /** Answers to cancels, sent once the run they cut has sent its last byte. */
-  readonly #acks: Ack[] = [];
-  #untrack: () => void;
   #idle: (() => void)[] = [];
-  /** Closes the session after WS_IDLE_TIMEOUT_S without a message or a ping from the client. */
+  #untrack: () => void;
+  /** Closes the session after its idle limit without a message or a ping from the client. */
   readonly #idleTimer: NodeJS.Timeout | undefined;
+  readonly #host: LaneHost;
 
   /** Attaches the listeners at once (before any await), so no message can be missed. */
   constructor(socket: WebSocket, deps: SessionDeps) {
@@ -139,6 +80,7 @@ export class Session implements Drainable {
     this.#deps = deps;
     this.#dialect = deps.dialect ?? NATIVE_DIALECT;
     this.#log = deps.log.child({ sessionId: this.id });
+    this.#host = this.#laneHost();
     socket.on('message', (data) => {
       // Once the server has sent its close frame, what still arrives costs nothing: no parse, no log.
       if (socket.readyState !== socket.OPEN) return;
@@ -148,7 +90,7 @@ export class Session implements Drainable {
     this.#explainProtocolCloses(socket);
     socket.on('ping', () => this.#idleTimer?.refresh());
     socket.on('close', (code) => this.#onGone(code));
-    this.#idleTimer = this.#startIdleTimer(deps.config.wsIdleTimeoutS);
+    this.#idleTimer = this.#startIdleTimer(this.#idleLimitS());
     socket.on('error', (err) => this.#log.warn({ err: err.message }, 'websocket error'));
     this.#untrack = deps.lifecycle.track(this);
     for (const frame of this.#dialect.opening(this.id)) void this.#sendControl(frame);
@@ -161,29 +103,63 @@ export class Session implements Drainable {
    */
   drain(): Promise<void> {
     this.#draining = true;
-    this.#open?.flush();
-    this.#open = undefined;
+    for (const lane of this.#lanes.values()) lane.finishOpen();
     return new Promise((resolve) => {
-      const close = () => {
-        this.#close(1001, 'server shutting down');
-        resolve();
-      };
       if (this.#gone) resolve();
-      else if (!this.#running && this.#queue.length === 0) close();
-      else this.#idle.push(close);
+      else
+        this.#whenIdle(() => {
+          this.#close(1001, 'server shutting down');
+          resolve();
+        });
     });
   }
 
   abort(): void {
-    this.#current?.controller.abort();
+    for (const lane of this.#lanes.values()) lane.abort();
     this.#close(1001, 'server shutting down');
   }
 
-  describe(): { sessionId: string; requestId?: string; queued: number } {
+  describe(): { sessionId: string; requestId?: string; queued: number; contexts?: number } {
+    const requestId = [...this.#lanes.values()].find((lane) => lane.requestId)?.requestId;
     return {
       sessionId: this.id,
-      ...(this.#current ? { requestId: this.#current.requestId } : {}),
-      queued: this.#queue.length,
+      ...(requestId !== undefined ? { requestId } : {}),
+      queued: this.#pending,
+      ...(this.#dialect.contexts ? { contexts: this.#lanes.size } : {}),
+    };
+  }
+
+  /** What the lanes share of the session. */
+  #laneHost(): LaneHost {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const session = this;
+    return {
+      config: this.#deps.config,
+      lifecycle: this.#deps.lifecycle,
+      log: this.#log,
+      dialect: this.#dialect,
+      get gone() {
+        return session.#gone;
+      },
+      get draining() {
+        return session.#draining;
+      },
+      admit: (item, bytes, context) => this.#admit(item, bytes, context),
+      release: (item) => {
+        if (item.kind === 'end') return;
+        this.#pending--;
+        this.#pendingBytes -= itemBytes(item);
+      },
+      send: (data, binary) => this.#send(data, binary),
+      sendControl: (frame) => this.#sendControl(frame),
+      sendError: (err, requestId, context) => this.#sendError(err, requestId, context),
+      idle: (lane, ended) => {
+        if (ended && lane.context !== undefined && this.#lanes.get(lane.context) === lane) {
+          this.#lanes.delete(lane.context);
+          this.#rememberClosed(lane.context);
+        }
+        this.#wakeIfIdle();
+      },
     };
   }
 
@@ -194,338 +170,169 @@ export class Session implements Drainable {
     try {
       command = this.#dialect.parse(data);
     } catch (error) {
-      // Answered in turn, like the message it stands for.
-      this.#admit({ kind: 'invalid', error, requestId: undefined, bytes: data.length }, data.length);
+      // Answered in turn, like the message it stands for (in the only lane, or at once).
+      if (this.#dialect.contexts) void this.#sendError(error, undefined, undefined);
+      else this.#lane(undefined, { create: true })?.invalid(error, data.length);
       return;
     }
     switch (command.kind) {
       case 'close':
         this.#closeReceived = true;
-        // What the open utterance received is spoken before the session closes.
-        this.#open?.flush();
-        this.#open = undefined;
-        this.#enqueue({ kind: 'close' });
+        // What the open utterances received is spoken before the session closes.
+        for (const lane of this.#lanes.values()) lane.finishOpen();
+        this.#whenIdle(() => this.#close(1000, 'closed by client request'));
+        return;
+      case 'keep-alive':
         return;
       case 'cancel':
-        this.#cancel(command.requestId, receivedAt);
+        if (command.context === undefined && this.#dialect.contexts) {
+          for (const lane of this.#lanes.values()) lane.cancel(command.requestId, receivedAt);
+          if (this.#lanes.size === 0) {
+            const frame = this.#dialect.cancelled(command.requestId, [], undefined);
+            if (frame) void this.#sendControl(frame);
+          }
+          return;
+        }
+        this.#lane(command.context, { create: true })?.cancel(command.requestId, receivedAt);
         return;
+      case 'close-context': {
+        const lane = this.#lanes.get(command.context);
+        if (lane && !lane.closed) {
+          lane.close(command.drop, receivedAt);
+          return;
+        }
+        // Closed already, or never opened: it is over, and said so at once.
+        this.#lane(command.context);
+        if (lane === undefined && !this.#closedContexts.has(command.context)) {
+          this.#rememberClosed(command.context);
+          const frame = this.#dialect.contextClosed(command.context, undefined, undefined);
+          if (frame) void this.#sendControl(frame);
+        }
+        return;
+      }
       case 'append':
-        this.#append(command.fields, receivedAt, data.length);
+        this.#lane(command.context, { create: true })?.append(
+          command.fields,
+          receivedAt,
+          data.length,
+          command.generate === true,
+        );
         return;
       case 'flush':
-        this.#flush(command.fields);
+        this.#lane(command.context, { create: true })?.flush(command.fields);
         return;
-      case 'request': {
-        const fields = { ...this.#dialect.defaults, ...command.fields };
-        const requestId = peekRequestId(fields);
-        if (this.#refuseWhileDraining(requestId)) return;
-        const assignedId = requestId ?? randomUUID();
-        this.#admit(
-          { kind: 'request', fields, requestId, assignedId, bytes: data.length, receivedAt },
+      case 'request':
+        this.#lane(command.context, { create: true })?.request(
+          { ...this.#dialect.defaults, ...command.fields },
+          receivedAt,
           data.length,
         );
         return;
-      }
     }
   }
 
-  #refuseWhileDraining(requestId: string | undefined): boolean {
-    if (!this.#draining) return false;
-    void this.#sendError(
-      ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests'),
-      requestId,
-    );
-    return true;
+  /**
+   * The lane a message goes to: the only one, or its context's (opened on its first message when
+   * `create`). A context that was closed, or one past the limit, is answered with an error here,
+   * and the message goes nowhere.
+   */
+  #lane(context: string | undefined, { create = false } = {}): Lane | undefined {
+    const key = context ?? ONLY;
+    const lane = this.#lanes.get(key);
+    if (lane && !lane.closed) return lane;
+    if (context !== undefined && (lane?.closed || this.#closedContexts.has(context))) {
+      void this.#sendError(
+        ttsError(
+          'TTS_ERR_CONTEXT_CLOSED',
+          `Context ${JSON.stringify(context.slice(0, 64))} was closed on this session; its id cannot be used again. Open a new context with a new context_id`,
+          { data: { param: 'context_id' } },
+        ),
+        undefined,
+        context,
+      );
+      return undefined;
+    }
+    if (lane || !create) return lane;
+    if (context !== undefined) {
+      const open = [...this.#lanes.values()].filter((l) => !l.closed).length;
+      const limit = this.#deps.config.wsMaxContexts;
+      if (open >= limit) {
+        void this.#sendError(
+          ttsError(
+            'TTS_ERR_TOO_MANY_CONTEXTS',
+            `This session has ${open} contexts open, the most it may have (WS_MAX_CONTEXTS); close one (close_context) before opening ${JSON.stringify(context.slice(0, 64))}`,
+            { data: { param: 'context_id' } },
+          ),
+          undefined,
+          context,
+        );
+        return undefined;
+      }
+    }
+    const created = new Lane(this.#host, context);
+    this.#lanes.set(key, created);
+    return created;
   }
 
-  /** Queues an item if the session's bounds allow, else answers `busy` (or closes a flooder). */
-  #admit(item: Item, bytes: number): boolean {
+  #rememberClosed(context: string): void {
+    this.#closedContexts.add(context);
+    if (this.#closedContexts.size > CLOSED_CONTEXTS_KEPT) {
+      this.#closedContexts.delete(this.#closedContexts.values().next().value!);
+    }
+  }
+
+  /** Counts an item against the session's bounds if they allow, else answers `busy` (or closes a flooder). */
+  #admit(item: Item, bytes: number, context: string | undefined): boolean {
     const { wsMaxPending, wsMaxPendingBytes } = this.#deps.config;
-    if (this.#queue.length >= wsMaxPending || this.#queuedBytes + bytes > wsMaxPendingBytes) {
+    if (this.#pending >= wsMaxPending || this.#pendingBytes + bytes > wsMaxPendingBytes) {
       this.#overflow++;
       if (this.#overflow > wsMaxPending * FLOOD_FACTOR) {
-        this.#log.warn({ pending: this.#queue.length }, 'closing a session that floods past its queue');
+        this.#log.warn({ pending: this.#pending }, 'closing a session that floods past its queue');
         this.#close(1008, 'too many pending messages');
         // Nothing more is read: what the flooder sends stays in the kernel's buffers until ws
         // destroys the socket (its close timeout), instead of costing a parse and a log line each.
         this.#socket.pause();
         return false;
       }
+      const requestId =
+        item.kind === 'utterance' ? item.utterance.requestId : item.kind === 'end' ? undefined : item.requestId;
       void this.#sendError(
         ttsError(
           'TTS_ERR_BUSY',
-          `This session already has ${this.#queue.length} messages (${this.#queuedBytes} bytes) waiting, the most it may hold (${wsMaxPending} messages, ${wsMaxPendingBytes} bytes); wait for synthesis_complete before sending more`,
+          `This session already has ${this.#pending} messages (${this.#pendingBytes} bytes) waiting, the most it may hold (${wsMaxPending} messages, ${wsMaxPendingBytes} bytes); wait for synthesis_complete before sending more`,
         ),
-        errorId(item),
+        requestId,
+        context,
       );
       return false;
     }
     this.#overflow = 0;
-    this.#enqueue(item);
+    this.#pending++;
+    this.#pendingBytes += itemBytes(item);
     return true;
   }
 
-  #enqueue(item: Item): void {
-    this.#queue.push(item);
-    this.#queuedBytes += itemBytes(item);
-    if (!this.#running) void this.#pump();
+  /** Runs `then` once no lane has anything queued or running. */
+  #whenIdle(then: () => void): void {
+    this.#idle.push(then);
+    this.#wakeIfIdle();
   }
 
-  /** `append`: text for the open utterance; the first one opens it, with the request's options. */
-  #append(fields: Record<string, unknown>, receivedAt: number, bytes: number): void {
-    const requestId = this.#open?.requestId ?? peekRequestId(fields);
-    try {
-      const text = fields.text;
-      if (typeof text !== 'string') {
-        throw ttsError(
-          'TTS_ERR_INVALID_OPTION',
-          `An append carries its text as a string: {"type": "append", "text": "…"}; got ${text === undefined ? 'no text' : typeof text}`,
-        );
-      }
-      const chars = codePointLength(text);
-      if (chars > this.#deps.config.maxTextChars) {
-        throw ttsError(
-          'TTS_ERR_TEXT_TOO_LONG',
-          `This append has ${chars} characters, over the limit of ${this.#deps.config.maxTextChars} per message; it was not added. Send the text in smaller appends`,
-        );
-      }
-      let utterance = this.#open;
-      if (utterance) {
-        const extra = UTTERANCE_OPTIONS.filter((key) => fields[key] !== undefined);
-        if (
-          extra.length > 0 ||
-          (fields.request_id !== undefined && fields.request_id !== utterance.requestId)
-        ) {
-          throw ttsError(
-            'TTS_ERR_INVALID_OPTION',
-            `Only the first append of an utterance may carry options (${[...extra, ...(fields.request_id !== undefined ? ['request_id'] : [])].join(', ')} here); this append was not added. Flush the utterance to start one with other options`,
-          );
-        }
-      } else {
-        if (this.#refuseWhileDraining(requestId)) return;
-        const options = this.#utteranceOptions({ ...this.#dialect.defaults, ...fields });
-        const engine = this.#deps.lifecycle.requireEngine({ accepted: true });
-        utterance = new Utterance(
-          options,
-          {
-            maxBufferedBytes: this.#deps.config.utteranceMaxBufferBytes,
-            idleFlushMs: this.#deps.config.utteranceIdleFlushS * 1000,
-          },
-          engine.segmenter({
-            voice: options.voice,
-            speed: options.speed,
-            markup: options.markup,
-            firstChunk: options.firstChunk,
-            ...(options.lang !== undefined ? { lang: options.lang } : {}),
-            ...(options.pronunciations ? { pronunciations: options.pronunciations } : {}),
-          }),
-        );
-        if (!this.#admit({ kind: 'utterance', utterance, receivedAt }, bytes)) return;
-        this.#open = utterance;
-      }
-      utterance.append(text, chars);
-    } catch (err) {
-      void this.#sendError(err, requestId);
-    }
-  }
-
-  /** The options of an utterance's first append, validated as a request's (the text comes later). */
-  #utteranceOptions(fields: Record<string, unknown>): SynthesisOptions {
-    const engine = this.#deps.lifecycle.requireEngine({ accepted: true });
-    return parseOptions({ ...fields, text: '.' }, { route: 'ws', config: this.#deps.config, engine });
-  }
-
-  /** `flush`: the open utterance speaks what it holds and ends. */
-  #flush(fields: Record<string, unknown>): void {
-    if (this.#open) {
-      this.#open.flush();
-      this.#open = undefined;
-      return;
-    }
-    this.#admit({ kind: 'empty-flush', requestId: peekRequestId(fields) ?? randomUUID() }, 0);
-  }
-
-  /**
-   * `cancel`: cuts the request in flight at its next chunk and drops the queued ones (only the one
-   * named, with a request_id). The answer follows the last byte of what was cut.
-   */
-  #cancel(target: string | undefined, receivedAt: number): void {
-    const cancelled: string[] = [];
-    const matches = (id: string | undefined) => target === undefined || id === target;
-    const current = this.#current;
-    let cutting = false;
-    if (current && !current.controller.signal.aborted && matches(current.requestId)) {
-      current.controller.abort();
-      current.utterance?.abandon();
-      if (this.#open === current.utterance) this.#open = undefined;
-      cancelled.push(current.requestId);
-      cutting = true;
-    }
-    const kept: Item[] = [];
-    for (const item of this.#queue) {
-      const id = itemId(item);
-      if (item.kind === 'close' || !matches(id)) {
-        kept.push(item);
-        continue;
-      }
-      this.#queuedBytes -= itemBytes(item);
-      if (item.kind === 'utterance') {
-        item.utterance.abandon();
-        if (this.#open === item.utterance) this.#open = undefined;
-      }
-      if (id !== undefined && item.kind !== 'invalid') cancelled.push(id);
-    }
-    this.#queue = kept;
-    this.#log.info({ target, cancelled }, 'cancel received');
-    const frame = this.#dialect.cancelled(target ?? (cutting ? current?.requestId : undefined), cancelled);
-    // In order behind the answers to earlier cancels, and after the cut run's last byte.
-    const ack: Ack = { frame, receivedAt };
-    if (cutting || this.#acks.length > 0) this.#acks.push(ack);
-    else void this.#acknowledge(ack);
-  }
-
-  /** Sends a cancel's answer and records how long after its arrival it left. */
-  async #acknowledge(ack: Ack): Promise<void> {
-    if (ack.frame) await this.#sendControl(ack.frame);
-    const seconds = (performance.now() - ack.receivedAt) / 1000;
-    this.#deps.lifecycle.metrics.cancelAck.observe(seconds);
-    this.#log.info({ ackMs: Math.round(seconds * 1e4) / 10 }, 'cancel acknowledged');
-  }
-
-  async #pump(): Promise<void> {
-    this.#running = true;
-    try {
-      while (this.#queue.length > 0 && !this.#gone) {
-        const next = this.#queue.shift()!;
-        this.#queuedBytes -= itemBytes(next);
-        if (next.kind === 'close') {
-          // Everything received before the close is done.
-          for (const item of this.#queue) if (item.kind === 'utterance') item.utterance.abandon();
-          this.#queue.length = 0;
-          this.#close(1000, 'closed by client request');
-          return;
-        }
-        await this.#handle(next);
-        for (const ack of this.#acks.splice(0)) await this.#acknowledge(ack);
-      }
-    } finally {
-      this.#running = false;
-      if (this.#queue.length === 0) for (const wake of this.#idle.splice(0)) wake();
-    }
-  }
-
-  async #handle(item: Exclude<Item, { kind: 'close' }>): Promise<void> {
-    let requestId = errorId(item);
-    try {
-      switch (item.kind) {
-        case 'invalid':
-          throw item.error;
-        case 'empty-flush': {
-          const frame = this.#dialect.complete(item.requestId, undefined);
-          if (frame) await this.#sendControl(frame);
-          return;
-        }
-        case 'utterance': {
-          const engine = this.#deps.lifecycle.requireEngine({ accepted: true });
-          const { utterance } = item;
-          await this.#synthesize(
-            engine,
-            utterance.options,
-            utterance,
-            () => utterance.chars,
-            item.receivedAt,
-          );
-          return;
-        }
-        case 'request': {
-          // Received before any shutdown began (later ones are refused on arrival): finish it.
-          const engine = this.#deps.lifecycle.requireEngine({ accepted: true });
-          const fields =
-            item.fields.request_id === undefined
-              ? { ...item.fields, request_id: item.assignedId }
-              : item.fields;
-          const options = parseOptions(fields, { route: 'ws', config: this.#deps.config, engine });
-          requestId = options.requestId;
-          await this.#synthesize(engine, options, options.text, () => options.chars, item.receivedAt);
-          return;
-        }
-      }
-    } catch (err) {
-      await this.#sendError(err, requestId);
-    }
-  }
-
-  async #synthesize(
-    engine: ReturnType<Lifecycle['requireEngine']>,
-    options: SynthesisOptions,
-    text: string | Utterance,
-    chars: () => number,
-    receivedAt: number,
-  ): Promise<void> {
-    const controller = new AbortController();
-    this.#current = {
-      controller,
-      requestId: options.requestId,
-      ...(typeof text === 'string' ? {} : { utterance: text }),
-    };
-    try {
-      const start = this.#dialect.start(options.requestId);
-      if (start) await this.#sendControl(start);
-      const run = engine.synthesize(
-        synthesisRequest(options, text),
-        {
-          format: options.format,
-          sampleRate: options.sampleRate,
-          // Sent as the chunk's audio is handed over, so it goes out before that audio.
-          ...(options.timestamps
-            ? {
-                onWords: (words: readonly WordTiming[]) => {
-                  const frame = this.#dialect.words(options.requestId, words);
-                  if (frame && !controller.signal.aborted) void this.#sendControl(frame);
-                },
-              }
-            : {}),
-          onMark: (name: string, timeS: number) => {
-            const frame = this.#dialect.mark(options.requestId, name, timeS);
-            if (frame && !controller.signal.aborted) void this.#sendControl(frame);
-          },
-        },
-        { signal: controller.signal, startedAt: receivedAt },
-      );
-      for await (const bytes of run) {
-        // A cancel or the client's leaving: nothing more of this request is sent.
-        if (this.#gone || controller.signal.aborted) break;
-        await this.#send(bytes, true);
-      }
-      if (this.#gone || controller.signal.aborted) return;
-      // A construct still open at the flush: not spoken; said after the rest, before completion.
-      if (typeof text !== 'string' && text.flushError !== undefined)
-        await this.#sendError(text.flushError, options.requestId);
-      const figures = run.figures();
-      const warnings = typeof text === 'string' ? options.warnings : text.warnings;
-      const complete = this.#dialect.complete(options.requestId, figures, warnings);
-      if (complete) await this.#sendControl(complete);
-      recordCompletion(this.#log, this.#deps.lifecycle.metrics, {
-        route: 'ws',
-        requestId: options.requestId,
-        format: options.format,
-        chars: chars(),
-        figures,
-      });
-    } finally {
-      this.#current = undefined;
-    }
+  #wakeIfIdle(): void {
+    if (this.#idle.length === 0) return;
+    for (const lane of this.#lanes.values()) if (lane.busy) return;
+    for (const wake of this.#idle.splice(0)) wake();
   }
 
   #sendControl(frame: object): Promise<void> {
     return this.#send(JSON.stringify(frame), false);
   }
 
-  async #sendError(err: unknown, requestId: string | undefined): Promise<void> {
+  async #sendError(err: unknown, requestId: string | undefined, context: string | undefined): Promise<void> {
     if (this.#gone || isCancelled(err)) return;
     const { status, body } = toErrorBody(err, requestId);
     recordRefusal(this.#log, this.#deps.lifecycle.metrics, err, status, body.code, requestId);
-    const frame = this.#dialect.error(body);
+    const frame = this.#dialect.error(body, context);
     if (frame) await this.#sendControl(frame);
   }
 
@@ -565,6 +372,7 @@ export class Session implements Drainable {
           `A message may arrive in at most ${WS_MAX_FRAGMENTS} fragments; send it in fewer, larger frames (one frame per message is usual)`,
         ),
         undefined,
+        undefined,
       );
       this.#close(1008, 'message_too_fragmented');
     });
@@ -575,11 +383,19 @@ export class Session implements Drainable {
    * through long silences, so the limit is generous. A session synthesizing or holding messages is
    * never idle, unless all it does is wait for the text of an utterance that no append feeds.
    */
+  /** The session's idle limit: the server's, or a dialect's shorter one (ElevenLabs' inactivity_timeout). */
+  #idleLimitS(): number {
+    const own = this.#deps.config.wsIdleTimeoutS;
+    const asked = this.#dialect.idleTimeoutS;
+    if (asked === undefined) return own;
+    return own === 0 ? asked : Math.min(own, asked);
+  }
+
   #startIdleTimer(seconds: number): NodeJS.Timeout | undefined {
     if (seconds === 0) return undefined;
     const timer = setTimeout(() => {
-      const starved = this.#current?.utterance?.starved === true;
-      if (!starved && (this.#running || this.#queue.length > 0)) {
+      const working = [...this.#lanes.values()].some((lane) => lane.busy && !lane.starved);
+      if (working) {
         timer.refresh();
         return;
       }
@@ -593,14 +409,7 @@ export class Session implements Drainable {
     if (this.#gone) return;
     this.#gone = true;
     clearTimeout(this.#idleTimer);
-    if (this.#current) {
-      recordClientGone(this.#log, this.#deps.lifecycle.metrics, this.#current.requestId, 'ws');
-      this.#current.controller.abort();
-      this.#current.utterance?.abandon();
-    }
-    for (const item of this.#queue) if (item.kind === 'utterance') item.utterance.abandon();
-    this.#open?.abandon();
-    this.#queue.length = 0;
+    for (const lane of this.#lanes.values()) lane.gone();
     this.#untrack();
     for (const wake of this.#idle.splice(0)) wake();
     this.#log.info({ code }, 'session closed');

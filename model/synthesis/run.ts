@@ -64,6 +64,11 @@ export interface RunFigures {
 /** Encoded audio in order; `figures()` is complete once the iteration has ended. */
 export interface SynthesisRun extends AsyncIterable<Uint8Array> {
   figures(): RunFigures;
+  /**
+   * Samples (24 kHz) encoded so far: once a buffer has been taken, all the audio it holds (for PCM
+   * and μ-law exactly; a codec may still hold part of its last frame).
+   */
+  samplesSoFar(): number;
 }
 
 const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
@@ -139,6 +144,7 @@ export function runSynthesis(
 
   return {
     [Symbol.asyncIterator]: () => delivered(),
+    samplesSoFar: () => samples,
     figures(): RunFigures {
       const elapsedMs = performance.now() - startedAt;
       const audioS = samples / SAMPLE_RATE;

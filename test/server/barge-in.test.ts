@@ -61,8 +61,14 @@ describe('cancel', () => {
     await client.untilControls('synthesis_start', 1);
     client.send({ type: 'cancel' });
     await client.untilControls('synthesis_cancelled', 1);
+    // Nothing of it left the server, and the answer says so.
     expect(client.controls('synthesis_cancelled')).toEqual([
-      { type: 'synthesis_cancelled', request_id: 'long', cancelled: ['long'] },
+      {
+        type: 'synthesis_cancelled',
+        request_id: 'long',
+        cancelled: ['long'],
+        heard: { request_id: 'long', samples: 0, sample_rate: 24000, ms: 0 },
+      },
     ]);
     expect(client.frames.filter((f) => f.kind === 'audio')).toEqual([]);
     expect(client.controls('synthesis_complete')).toEqual([]);
@@ -80,10 +86,17 @@ describe('cancel', () => {
     client.send({ type: 'Interrupt' });
     await client.untilControls('synthesis_cancelled', 1);
     const at = indexOfControl(client.frames, 'synthesis_cancelled');
-    expect(client.controls('synthesis_cancelled')[0]).toEqual({
-      type: 'synthesis_cancelled',
+    const answer = client.controls('synthesis_cancelled')[0]!;
+    expect(answer).toMatchObject({ type: 'synthesis_cancelled', request_id: 'multi', cancelled: ['multi'] });
+    // What was heard is exactly the PCM that arrived before the answer: 2 bytes a sample, 24 kHz.
+    const sentBytes = client.frames
+      .slice(0, at)
+      .reduce((n, f) => n + (f.kind === 'audio' ? f.bytes.length : 0), 0);
+    expect(answer.heard).toEqual({
       request_id: 'multi',
-      cancelled: ['multi'],
+      samples: sentBytes / 2,
+      sample_rate: 24000,
+      ms: Math.round(sentBytes / 2 / 2.4) / 10,
     });
     await stillServes(client, 'next');
     // Between the answer and the next request's start, no audio: the cut request sent no more.
@@ -118,7 +131,12 @@ describe('cancel', () => {
     client.send({ type: 'cancel' });
     await client.untilControls('synthesis_cancelled', 2);
     expect(client.controls('synthesis_cancelled')).toEqual([
-      { type: 'synthesis_cancelled', request_id: 'x', cancelled: ['x'] },
+      {
+        type: 'synthesis_cancelled',
+        request_id: 'x',
+        cancelled: ['x'],
+        heard: { request_id: 'x', samples: 0, sample_rate: 24000, ms: 0 },
+      },
       { type: 'synthesis_cancelled', cancelled: [] },
     ]);
     expect(audioAfter(client.frames, indexOfControl(client.frames, 'synthesis_cancelled'))).toBe(0);

@@ -1,0 +1,140 @@
+/**
+ * The vendors' voice ids and audio formats, as the ElevenLabs and Cartesia dialects (WebSocket and
+ * HTTP) take them, turned into the server's. A Kokoro voice id (or blend) is accepted as it is; a
+ * vendor's id is mapped by the tables below (documented in docs/protocol.md); anything else is
+ * refused with `voice_not_found`, never silently replaced.
+ */
+import type { Engine } from '../model/engine.ts';
+import { FORMATS, type AudioFormat } from '../protocol/formats.ts';
+import { ttsError } from './errors.ts';
+
+/**
+ * ElevenLabs' premade voices (their ids are public, in ElevenLabs' voice library and the SDKs'
+ * examples), each mapped to the Kokoro voice nearest in accent and gender.
+ */
+export const ELEVENLABS_VOICES: Readonly<Record<string, string>> = {
+  '21m00Tcm4TlvDq8ikWAM': 'af_heart', // Rachel: American, female
+  EXAVITQu4vr4xnSDxMaL: 'af_sarah', // Sarah: American, female
+  FGY2WhTYpPnrIDTdsKH5: 'af_nicole', // Laura: American, female
+  cgSgspJ2msm6clMCkdW9: 'af_jessica', // Jessica: American, female
+  XrExE9yKIg1WjnnlVkGX: 'af_bella', // Matilda: American, female
+  SAz9YHcvj6GT2YYXdXww: 'af_river', // River: American
+  pNInz6obpgDQGcFmaJgB: 'am_adam', // Adam: American, male
+  TX3LPaxmHKxFdv7VOQHJ: 'am_liam', // Liam: American, male
+  cjVigY5qzO86Huf0OWal: 'am_eric', // Eric: American, male
+  nPczCjzI2devNBz1zQrb: 'am_michael', // Brian: American, male
+  iP95p4xoKVk53GoZ742B: 'am_puck', // Chris: American, male
+  bIHbv24MWmeRgasZH58o: 'am_echo', // Will: American, male (LiveKit's plugin default)
+  CwhRBWXzGAHq8TQ4Fs17: 'am_onyx', // Roger: American, male
+  JBFqnCBsd6RMkjVDRZzb: 'bm_george', // George: British, male
+  onwK4e9ZLuTAKqWW03F9: 'bm_daniel', // Daniel: British, male
+  N2lVS1w4EtoT3dr4eOWO: 'bm_lewis', // Callum: British, male
+  IKne3meq5aSn9XLyUdCD: 'bm_fable', // Charlie: male
+  Xb7hH8MSUJpSbSDYk0k2: 'bf_alice', // Alice: British, female
+  pFZP5JQG7iQjIQuC4Bku: 'bf_lily', // Lily: British, female
+};
+
+/** Cartesia voice ids that clients send by default or in Cartesia's examples. */
+export const CARTESIA_VOICES: Readonly<Record<string, string>> = {
+  'f786b574-daa5-4673-aa0c-cbe3e8534c02': 'af_heart', // LiveKit's Cartesia plugin default
+  '694f9389-aac1-45b6-b726-9d9369183238': 'af_sarah', // Cartesia's examples: female, American
+  '71a7ad14-091c-4e8e-a314-022ece01c121': 'bf_emma', // Pipecat's examples: female, British
+  'a0e99841-438c-4a64-b679-ae501e7d6091': 'am_michael', // Cartesia's examples: male, American
+};
+
+/**
+ * The Kokoro voice for a vendor's voice id: a Kokoro id or blend as it is, else the table's.
+ * @throws TtsError `voice_not_found` naming both ways to name a voice.
+ */
+export function vendorVoice(id: string, table: Readonly<Record<string, string>>, engine: Engine): string {
+  const mapped = Object.hasOwn(table, id) ? table[id]! : id;
+  try {
+    engine.voices.resolve(mapped);
+    return mapped;
+  } catch {
+    throw ttsError(
+      'TTS_ERR_VOICE_NOT_FOUND',
+      `Unknown voice ${JSON.stringify(id.slice(0, 64))}: name a Kokoro voice (such as af_heart, or a blend af_bella+af_sky) or one of the mapped vendor voice ids listed in docs/protocol.md`,
+      { data: { param: 'voice' } },
+    );
+  }
+}
+
+/** An output the server can give, in a vendor's terms. */
+export interface VendorOutput {
+  readonly format: AudioFormat;
+  readonly sampleRate: number;
+  /** 32-bit float samples (Cartesia's pcm_f32le): the PCM16 the server makes, widened at the edge. */
+  readonly float?: boolean;
+}
+
+const unsupported = (message: string) =>
+  ttsError('TTS_ERR_INVALID_OPTION', message, { data: { param: 'output_format' } });
+
+function checkRate(format: AudioFormat, rate: number, named: string): number {
+  const rates = FORMATS[format].rates as readonly number[];
+  if (!rates.includes(rate)) {
+    throw unsupported(`output_format ${named}: sample rate ${rate} is not offered for it; use one of ${rates.join(', ')}`);
+  }
+  return rate;
+}
+
+/**
+ * ElevenLabs' `output_format` (`pcm_24000`, `ulaw_8000`, `mp3_44100_128`, `opus_48000_64`): the
+ * codec and rate are honoured, a bitrate is taken as a hint (the encoders choose their own).
+ * @throws TtsError `invalid_option` for a format or rate the server cannot give (alaw, pcm_32000).
+ */
+export function elevenLabsOutput(value: string | undefined, fallback: string): VendorOutput {
+  const named = value ?? fallback;
+  const match = /^(pcm|ulaw|mp3|opus|wav)_(\d+)(?:_(\d+))?$/.exec(named);
+  const codecs = { pcm: 'pcm', ulaw: 'mulaw', mp3: 'mp3', opus: 'opus', wav: 'wav' } as const;
+  if (!match) {
+    throw unsupported(
+      `output_format ${JSON.stringify(named.slice(0, 40))} is not supported; use pcm_<rate> (8000, 16000, 22050, 24000, 44100, 48000), ulaw_8000, mp3_<rate>_<bitrate> or opus_48000_<bitrate>`,
+    );
+  }
+  const format = codecs[match[1] as keyof typeof codecs];
+  return { format, sampleRate: checkRate(format, Number(match[2]), named) };
+}
+
+/** Cartesia's `output_format` object; `containers`: those the route offers (WebSocket and SSE: raw). */
+export function cartesiaOutput(value: unknown, containers: readonly string[]): VendorOutput {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw unsupported(
+      'output_format should be an object such as {"container": "raw", "encoding": "pcm_s16le", "sample_rate": 24000}',
+    );
+  }
+  const { container, encoding, sample_rate: rate } = value as Record<string, unknown>;
+  const named = JSON.stringify(value).slice(0, 120);
+  if (typeof container !== 'string' || !containers.includes(container)) {
+    throw unsupported(`output_format ${named}: container should be ${containers.join(' or ')}`);
+  }
+  if (typeof rate !== 'number') throw unsupported(`output_format ${named}: sample_rate should be a number`);
+  if (container === 'mp3') return { format: 'mp3', sampleRate: checkRate('mp3', rate, named) };
+  const encodings: Record<string, VendorOutput['format']> = {
+    pcm_s16le: 'pcm',
+    pcm_f32le: 'pcm',
+    pcm_mulaw: 'mulaw',
+  };
+  if (typeof encoding !== 'string' || !Object.hasOwn(encodings, encoding)) {
+    throw unsupported(`output_format ${named}: encoding should be pcm_s16le, pcm_f32le or pcm_mulaw`);
+  }
+  if (container === 'wav' && encoding !== 'pcm_s16le') {
+    throw unsupported(`output_format ${named}: a wav container holds pcm_s16le here`);
+  }
+  const format = container === 'wav' ? 'wav' : encodings[encoding]!;
+  return {
+    format,
+    sampleRate: checkRate(format, rate, named),
+    ...(encoding === 'pcm_f32le' ? { float: true } : {}),
+  };
+}
+
+/** PCM16 little-endian → 32-bit float little-endian, the same samples over 32768. */
+export function pcm16ToFloat32(bytes: Uint8Array): Uint8Array {
+  const count = bytes.length >> 1;
+  const out = new DataView(new ArrayBuffer(count * 4));
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  for (let i = 0; i < count; i++) out.setFloat32(i * 4, view.getInt16(i * 2, true) / 32768, true);
+  return new Uint8Array(out.buffer);
+}

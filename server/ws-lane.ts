@@ -1,0 +1,544 @@
+/**
+ * One ordered stream of a WebSocket session: its messages answered strictly in turn — receive →
+ * synthesize → send audio → completion → next — with the utterance being written, the request in
+ * flight, and the answers to cancels. A session without contexts has one lane; a session with
+ * contexts (ws-session.ts) has one per context, and they stream side by side, their sentences
+ * scheduled against each other and every other request by the pool's dispatch policy.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { WordTiming } from '../model/engine.ts';
+import { NATIVE_SAMPLE_RATE } from '../protocol/formats.ts';
+import type { Heard } from '../protocol/frames.ts';
+import type { Config } from './config.ts';
+import { ttsError } from './errors.ts';
+import type { Lifecycle } from './lifecycle.ts';
+import { recordClientGone, recordCompletion } from './outcomes.ts';
+import { parseOptions, peekRequestId, synthesisRequest, type SynthesisOptions } from './request.ts';
+import type { SessionDialect, Turn } from './session-messages.ts';
+import { Utterance } from './utterance.ts';
+import { codePointLength } from '../protocol/request.ts';
+
+/** Fields that only the first append of an utterance may carry. */
+const UTTERANCE_OPTIONS = [
+  'voice',
+  'speed',
+  'lang',
+  'format',
+  'sample_rate',
+  'request_timestamp',
+  'timestamps',
+  'first_chunk',
+  'markup',
+  'pronunciations',
+  'normalization_options',
+] as const;
+
+/** Something a lane answers in turn, parsed once, on arrival. */
+export type Item =
+  | {
+      readonly kind: 'request';
+      readonly fields: Record<string, unknown>;
+      /** The message's own request_id, when it has a usable one: echoed on its errors. */
+      readonly requestId: string | undefined;
+      /** Its id once it runs: its own, else one made on arrival, so a cancel can name it. */
+      readonly assignedId: string;
+      readonly bytes: number;
+      readonly receivedAt: number;
+    }
+  | { readonly kind: 'utterance'; readonly utterance: Utterance; readonly receivedAt: number }
+  /** A flush with no open utterance: answered with an empty completion, in turn. */
+  | { readonly kind: 'empty-flush'; readonly requestId: string }
+  | {
+      readonly kind: 'invalid';
+      readonly error: unknown;
+      readonly requestId: string | undefined;
+      readonly bytes: number;
+    }
+  /** `close_context` without drop: the context's end, after everything it received. */
+  | { readonly kind: 'end' };
+
+/** A cancel's answer (the dialect's frame), with when the cancel arrived. */
+interface Ack {
+  readonly frame: () => object | undefined;
+  readonly receivedAt: number;
+}
+
+/** The id echoed on an item's errors: only one the client gave (or the utterance's). */
+const errorId = (item: Item): string | undefined =>
+  item.kind === 'utterance' ? item.utterance.requestId : item.kind === 'end' ? undefined : item.requestId;
+
+/** The id a cancel names an item by. */
+const itemId = (item: Item): string | undefined => {
+  switch (item.kind) {
+    case 'utterance':
+      return item.utterance.requestId;
+    case 'request':
+      return item.assignedId;
+    case 'end':
+      return undefined;
+    default:
+      return item.requestId;
+  }
+};
+
+export const itemBytes = (item: Item): number =>
+  item.kind === 'request' || item.kind === 'invalid' ? item.bytes : 0;
+
+/** What a lane needs of its session: the socket, the bounds shared by all lanes, the dialect. */
+export interface LaneHost {
+  readonly config: Config;
+  readonly lifecycle: Lifecycle;
+  readonly log: FastifyBaseLogger;
+  readonly dialect: SessionDialect;
+  /** The client left: nothing more is sent or started. */
+  readonly gone: boolean;
+  /** Shutdown began: messages already received are finished, new ones refused. */
+  readonly draining: boolean;
+  /** Counts an item against the session's bounds; false: refused (the host has answered). */
+  admit(item: Item, bytes: number, context: string | undefined): boolean;
+  /** An item left the queue. */
+  release(item: Item): void;
+  send(data: Uint8Array | string, binary: boolean): Promise<void>;
+  sendControl(frame: object): Promise<void>;
+  sendError(err: unknown, requestId: string | undefined, context: string | undefined): Promise<void>;
+  /** The lane has nothing queued and nothing running (`ended`: its context is over). */
+  idle(lane: Lane, ended: boolean): void;
+}
+
+/** What a run in flight has sent, for a cancel's answer. */
+interface Current {
+  readonly controller: AbortController;
+  readonly requestId: string;
+  readonly utterance?: Utterance;
+  readonly sampleRate: number;
+  /** Samples at 24 kHz whose audio has been handed to the socket. */
+  sentSamples: number;
+  /** Every word timed so far, on the request's clock. */
+  readonly words: WordTiming[] | undefined;
+}
+
+export class Lane {
+  /** The context's id, in a session with contexts. */
+  readonly context: string | undefined;
+  readonly #host: LaneHost;
+  #queue: Item[] = [];
+  #running = false;
+  /** The utterance that appends go to (queued or being synthesized), until its flush. */
+  #open: Utterance | undefined;
+  #current: Current | undefined;
+  /** Answers to cancels, sent once the run they cut has sent its last byte. */
+  readonly #acks: Ack[] = [];
+  /** `close_context` arrived: nothing more is taken. */
+  #closed = false;
+  /** The context's end was answered. */
+  #ended = false;
+
+  constructor(host: LaneHost, context: string | undefined) {
+    this.#host = host;
+    this.context = context;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  get busy(): boolean {
+    return this.#running || this.#queue.length > 0;
+  }
+
+  get queued(): number {
+    return this.#queue.length;
+  }
+
+  get requestId(): string | undefined {
+    return this.#current?.requestId;
+  }
+
+  /** The run in flight waits for text that no append feeds. */
+  get starved(): boolean {
+    return this.#current?.utterance?.starved === true;
+  }
+
+  #turn(requestId: string): Turn {
+    return this.context === undefined ? { requestId } : { requestId, context: this.context };
+  }
+
+  /** Queues a complete request. */
+  request(fields: Record<string, unknown>, receivedAt: number, bytes: number): void {
+    const requestId = peekRequestId(fields);
+    if (this.#refuseWhileDraining(requestId)) return;
+    const assignedId = requestId ?? randomUUID();
+    this.#admit({ kind: 'request', fields, requestId, assignedId, bytes, receivedAt }, bytes);
+  }
+
+  /** A message that could not be parsed: answered in turn, like the message it stands for. */
+  invalid(error: unknown, bytes: number): void {
+    this.#admit({ kind: 'invalid', error, requestId: undefined, bytes }, bytes);
+  }
+
+  /**
+   * `append`: text for the open utterance; the first one opens it, with the request's options.
+   * `generate`: what it holds is spoken now, even an unfinished sentence.
+   */
+  append(fields: Record<string, unknown>, receivedAt: number, bytes: number, generate = false): void {
+    const requestId = this.#open?.requestId ?? peekRequestId(fields);
+    try {
+      const text = fields.text;
+      if (typeof text !== 'string') {
+        throw ttsError(
+          'TTS_ERR_INVALID_OPTION',
+          `An append carries its text as a string: {"type": "append", "text": "…"}; got ${text === undefined ? 'no text' : typeof text}`,
+        );
+      }
+      const chars = codePointLength(text);
+      const { maxTextChars } = this.#host.config;
+      if (chars > maxTextChars) {
+        throw ttsError(
+          'TTS_ERR_TEXT_TOO_LONG',
+          `This append has ${chars} characters, over the limit of ${maxTextChars} per message; it was not added. Send the text in smaller appends`,
+        );
+      }
+      let utterance = this.#open;
+      if (utterance) {
+        const extra = UTTERANCE_OPTIONS.filter((key) => fields[key] !== undefined);
+        if (
+          extra.length > 0 ||
+          (fields.request_id !== undefined && fields.request_id !== utterance.requestId)
+        ) {
+          throw ttsError(
+            'TTS_ERR_INVALID_OPTION',
+            `Only the first append of an utterance may carry options (${[...extra, ...(fields.request_id !== undefined ? ['request_id'] : [])].join(', ')} here); this append was not added. Flush the utterance to start one with other options`,
+          );
+        }
+      } else {
+        if (this.#refuseWhileDraining(requestId)) return;
+        const options = this.#utteranceOptions({ ...this.#host.dialect.defaults, ...fields });
+        const engine = this.#host.lifecycle.requireEngine({ accepted: true });
+        utterance = new Utterance(
+          options,
+          {
+            maxBufferedBytes: this.#host.config.utteranceMaxBufferBytes,
+            idleFlushMs: this.#host.config.utteranceIdleFlushS * 1000,
+          },
+          engine.segmenter({
+            voice: options.voice,
+            speed: options.speed,
+            markup: options.markup,
+            firstChunk: options.firstChunk,
+            ...(options.lang !== undefined ? { lang: options.lang } : {}),
+            ...(options.pronunciations ? { pronunciations: options.pronunciations } : {}),
+          }),
+        );
+        if (!this.#admit({ kind: 'utterance', utterance, receivedAt }, bytes)) return;
+        this.#open = utterance;
+      }
+      utterance.append(text, chars);
+      if (generate) utterance.generate();
+    } catch (err) {
+      void this.#host.sendError(err, requestId, this.context);
+    }
+  }
+
+  /** The options of an utterance's first append, validated as a request's (the text comes later). */
+  #utteranceOptions(fields: Record<string, unknown>): SynthesisOptions {
+    const engine = this.#host.lifecycle.requireEngine({ accepted: true });
+    return parseOptions({ ...fields, text: '.' }, { route: 'ws', config: this.#host.config, engine });
+  }
+
+  /** `flush`: the open utterance speaks what it holds and ends. */
+  flush(fields: Record<string, unknown>): void {
+    if (this.#open) {
+      this.#open.flush();
+      this.#open = undefined;
+      return;
+    }
+    this.#admit({ kind: 'empty-flush', requestId: peekRequestId(fields) ?? randomUUID() }, 0);
+  }
+
+  /** The open utterance (if any) speaks what it holds and ends: the session closes or drains. */
+  finishOpen(): void {
+    this.#open?.flush();
+    this.#open = undefined;
+  }
+
+  /**
+   * `close_context`: the context takes nothing more. Without `drop`, what it received is spoken and
+   * the end answered after it; with `drop`, it is cut as by a cancel, and the end answered after
+   * the last byte of what was cut.
+   */
+  close(drop: boolean, receivedAt: number): void {
+    this.#closed = true;
+    if (drop) {
+      this.#cut(undefined, receivedAt, (cancelled, heard) =>
+        this.#host.dialect.contextClosed(this.context!, cancelled, heard),
+      );
+      this.#ended = true;
+      this.#settle();
+      return;
+    }
+    this.finishOpen();
+    this.#queue.push({ kind: 'end' });
+    if (!this.#running) void this.#pump();
+  }
+
+  /**
+   * `cancel`: cuts the request in flight at its next chunk and drops the queued ones (only the one
+   * named, with a request_id). The answer follows the last byte of what was cut.
+   */
+  cancel(target: string | undefined, receivedAt: number): void {
+    this.#cut(target, receivedAt, (cancelled, heard, cut) =>
+      this.#host.dialect.cancelled(target ?? cut, cancelled, heard, this.context),
+    );
+  }
+
+  #cut(
+    target: string | undefined,
+    receivedAt: number,
+    answer: (
+      cancelled: readonly string[],
+      heard: Heard | undefined,
+      cut: string | undefined,
+    ) => object | undefined,
+  ): void {
+    const cancelled: string[] = [];
+    const matches = (id: string | undefined) => target === undefined || id === target;
+    const current = this.#current;
+    let cutting: Current | undefined;
+    if (current && !current.controller.signal.aborted && matches(current.requestId)) {
+      current.controller.abort();
+      current.utterance?.abandon();
+      if (this.#open === current.utterance) this.#open = undefined;
+      cancelled.push(current.requestId);
+      cutting = current;
+    }
+    const kept: Item[] = [];
+    for (const item of this.#queue) {
+      const id = itemId(item);
+      if (!matches(id) || (item.kind === 'end' && target !== undefined)) {
+        kept.push(item);
+        continue;
+      }
+      this.#host.release(item);
+      if (item.kind === 'utterance') {
+        item.utterance.abandon();
+        if (this.#open === item.utterance) this.#open = undefined;
+      }
+      if (id !== undefined && item.kind !== 'invalid') cancelled.push(id);
+    }
+    this.#queue = kept;
+    this.#host.log.info({ target, context: this.context, cancelled }, 'cancel received');
+    // Built when sent: by then the cut run has sent its last byte, so what was heard is final.
+    const ack: Ack = {
+      frame: () => answer(cancelled, cutting ? heardOf(cutting) : undefined, cutting?.requestId),
+      receivedAt,
+    };
+    // In order behind the answers to earlier cancels, and after the cut run's last byte.
+    if (cutting || this.#acks.length > 0) this.#acks.push(ack);
+    else void this.#acknowledge(ack);
+  }
+
+  /** Sends a cancel's answer and records how long after its arrival it left. */
+  async #acknowledge(ack: Ack): Promise<void> {
+    const frame = ack.frame();
+    if (frame) await this.#host.sendControl(frame);
+    const seconds = (performance.now() - ack.receivedAt) / 1000;
+    this.#host.lifecycle.metrics.cancelAck.observe(seconds);
+    this.#host.log.info({ ackMs: Math.round(seconds * 1e4) / 10 }, 'cancel acknowledged');
+  }
+
+  /** The client left: everything stops, nothing is sent. */
+  gone(): void {
+    if (this.#current) {
+      recordClientGone(this.#host.log, this.#host.lifecycle.metrics, this.#current.requestId, 'ws');
+      this.#current.controller.abort();
+      this.#current.utterance?.abandon();
+    }
+    this.abandonQueued();
+    this.#open?.abandon();
+  }
+
+  /** Drops what is queued without answering (the session is closing). */
+  abandonQueued(): void {
+    for (const item of this.#queue) if (item.kind === 'utterance') item.utterance.abandon();
+    for (const item of this.#queue) this.#host.release(item);
+    this.#queue.length = 0;
+  }
+
+  /** Stops the run in flight (the drain's deadline). */
+  abort(): void {
+    this.#current?.controller.abort();
+  }
+
+  #refuseWhileDraining(requestId: string | undefined): boolean {
+    if (!this.#host.draining) return false;
+    void this.#host.sendError(
+      ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests'),
+      requestId,
+      this.context,
+    );
+    return true;
+  }
+
+  #admit(item: Item, bytes: number): boolean {
+    if (!this.#host.admit(item, bytes, this.context)) return false;
+    this.#queue.push(item);
+    if (!this.#running) void this.#pump();
+    return true;
+  }
+
+  async #pump(): Promise<void> {
+    this.#running = true;
+    try {
+      while (this.#queue.length > 0 && !this.#host.gone) {
+        const next = this.#queue.shift()!;
+        this.#host.release(next);
+        if (next.kind === 'end') {
+          const frame = this.#host.dialect.contextClosed(this.context!, undefined, undefined);
+          if (frame) await this.#host.sendControl(frame);
+          this.#ended = true;
+          this.#queue.length = 0;
+          break;
+        }
+        await this.#handle(next);
+        for (const ack of this.#acks.splice(0)) await this.#acknowledge(ack);
+      }
+    } finally {
+      this.#running = false;
+      this.#settle();
+    }
+  }
+
+  /** Tells the host when the lane has nothing to do (and whether its context is over). */
+  #settle(): void {
+    if (this.#running) return;
+    if (this.#queue.length === 0 && this.#acks.length === 0) this.#host.idle(this, this.#ended);
+  }
+
+  async #handle(item: Exclude<Item, { kind: 'end' }>): Promise<void> {
+    let requestId = errorId(item);
+    try {
+      switch (item.kind) {
+        case 'invalid':
+          throw item.error;
+        case 'empty-flush': {
+          const frame = this.#host.dialect.complete(this.#turn(item.requestId), undefined);
+          if (frame) await this.#host.sendControl(frame);
+          return;
+        }
+        case 'utterance': {
+          const { utterance } = item;
+          await this.#synthesize(utterance.options, utterance, () => utterance.chars, item.receivedAt);
+          return;
+        }
+        case 'request': {
+          // Received before any shutdown began (later ones are refused on arrival): finish it.
+          const engine = this.#host.lifecycle.requireEngine({ accepted: true });
+          const fields =
+            item.fields.request_id === undefined
+              ? { ...item.fields, request_id: item.assignedId }
+              : item.fields;
+          const options = parseOptions(fields, { route: 'ws', config: this.#host.config, engine });
+          requestId = options.requestId;
+          await this.#synthesize(options, options.text, () => options.chars, item.receivedAt);
+          return;
+        }
+      }
+    } catch (err) {
+      await this.#host.sendError(err, requestId, this.context);
+    }
+  }
+
+  async #synthesize(
+    options: SynthesisOptions,
+    text: string | Utterance,
+    chars: () => number,
+    receivedAt: number,
+  ): Promise<void> {
+    const host = this.#host;
+    const { dialect } = host;
+    const engine = host.lifecycle.requireEngine({ accepted: true });
+    const controller = new AbortController();
+    const turn = this.#turn(options.requestId);
+    // Words are timed whenever the model can, so that a cancel can say which were heard; they are
+    // sent only where asked for.
+    const timed = engine.info.capabilities.timestamps && !options.phonemes;
+    const current: Current = {
+      controller,
+      requestId: options.requestId,
+      ...(typeof text === 'string' ? {} : { utterance: text }),
+      sampleRate: options.sampleRate,
+      sentSamples: 0,
+      words: timed ? [] : undefined,
+    };
+    const sendWords = options.timestamps || dialect.alwaysWords === true;
+    this.#current = current;
+    try {
+      const start = dialect.start(turn);
+      if (start) await host.sendControl(start);
+      const run = engine.synthesize(
+        { ...synthesisRequest(options, text), ...(timed ? { timestamps: true } : {}) },
+        {
+          format: options.format,
+          sampleRate: options.sampleRate,
+          // Sent as the chunk's audio is handed over, so it goes out before that audio.
+          ...(timed
+            ? {
+                onWords: (words: readonly WordTiming[]) => {
+                  current.words!.push(...words);
+                  if (!sendWords || controller.signal.aborted) return;
+                  const frame = dialect.words(turn, words);
+                  if (frame) void host.sendControl(frame);
+                },
+              }
+            : {}),
+          onMark: (name: string, timeS: number) => {
+            const frame = dialect.mark(turn, name, timeS);
+            if (frame && !controller.signal.aborted) void host.sendControl(frame);
+          },
+        },
+        { signal: controller.signal, startedAt: receivedAt },
+      );
+      for await (const bytes of run) {
+        // A cancel or the client's leaving: nothing more of this request is sent.
+        if (host.gone || controller.signal.aborted) break;
+        const samples = run.samplesSoFar();
+        const frame = dialect.audio(turn, bytes);
+        const sent = host.send(frame.data, frame.binary);
+        current.sentSamples = samples;
+        await sent;
+      }
+      if (host.gone || controller.signal.aborted) return;
+      // A construct still open at the flush: not spoken; said after the rest, before completion.
+      if (typeof text !== 'string' && text.flushError !== undefined)
+        await host.sendError(text.flushError, options.requestId, this.context);
+      const figures = run.figures();
+      const warnings = typeof text === 'string' ? options.warnings : text.warnings;
+      const complete = dialect.complete(turn, figures, warnings);
+      if (complete) await host.sendControl(complete);
+      recordCompletion(host.log, host.lifecycle.metrics, {
+        route: 'ws',
+        requestId: options.requestId,
+        format: options.format,
+        chars: chars(),
+        figures,
+      });
+    } finally {
+      this.#current = undefined;
+    }
+  }
+}
+
+/** What a cut run had sent: its samples at the output rate, and the words they cover whole. */
+function heardOf(current: Current): Heard {
+  const { sentSamples, sampleRate } = current;
+  const seconds = sentSamples / NATIVE_SAMPLE_RATE;
+  const words = current.words?.filter((w) => w.end_s <= seconds + 1e-6);
+  return {
+    request_id: current.requestId,
+    samples: Math.round((sentSamples * sampleRate) / NATIVE_SAMPLE_RATE),
+    sample_rate: sampleRate,
+    ms: Math.round(seconds * 1e4) / 10,
+    ...(words ? { words } : {}),
+  };
+}
