@@ -23,6 +23,11 @@ export type Command =
       readonly fields: Record<string, unknown>;
       readonly context?: string;
       readonly generate?: boolean;
+      /**
+       * The dialect repeats the utterance's options on every message (Cartesia's continuations):
+       * they count on the first append and are ignored on the others, instead of being refused.
+       */
+      readonly repeatsOptions?: boolean;
     }
   /** Speaks the rest of the open utterance and ends it. */
   | { readonly kind: 'flush'; readonly fields: Record<string, unknown>; readonly context?: string }
@@ -36,6 +41,11 @@ export type Command =
    * Its id may not be used again on this session.
    */
   | { readonly kind: 'close-context'; readonly context: string; readonly drop: boolean }
+  /**
+   * A message that cannot be used, answered at once with its context's error (dialects whose
+   * errors name a context); the session goes on.
+   */
+  | { readonly kind: 'refuse'; readonly error: unknown; readonly context?: string }
   /** Resets the idle clock (of the session, and of the context named) and nothing else. */
   | { readonly kind: 'keep-alive'; readonly context?: string }
   | { readonly kind: 'close' };
@@ -178,7 +188,8 @@ export type OutgoingFrame = { readonly data: Uint8Array | string; readonly binar
  * keep state, as ElevenLabs' does to put a chunk's words beside its audio).
  */
 export interface SessionDialect {
-  parse(data: Buffer): Command;
+  /** One message as the commands it stands for, in order (most messages are one). */
+  parse(data: Buffer): Command | readonly Command[];
   /** Messages name their context (`context` on commands), so the session keeps one queue per context. */
   readonly contexts: boolean;
   /** Frames sent as soon as the session opens. */
@@ -222,6 +233,11 @@ export interface SessionDialect {
   error(body: ErrorBody, context?: string): object | undefined;
   /** Fields every request and first append of the session starts from (its own fields win). */
   readonly defaults: Readonly<Record<string, unknown>>;
+  /**
+   * A context's lane is let go once it has nothing open or queued (Cartesia's contexts end with
+   * their last input; their ids may start new turns); otherwise contexts last until closed.
+   */
+  readonly releaseIdleContexts?: boolean;
   /** A shorter idle limit the client asked for (seconds), within the server's. */
   readonly idleTimeoutS?: number;
 }

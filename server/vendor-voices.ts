@@ -74,7 +74,9 @@ const unsupported = (message: string) =>
 function checkRate(format: AudioFormat, rate: number, named: string): number {
   const rates = FORMATS[format].rates as readonly number[];
   if (!rates.includes(rate)) {
-    throw unsupported(`output_format ${named}: sample rate ${rate} is not offered for it; use one of ${rates.join(', ')}`);
+    throw unsupported(
+      `output_format ${named}: sample rate ${rate} is not offered for it; use one of ${rates.join(', ')}`,
+    );
   }
   return rate;
 }

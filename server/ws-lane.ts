@@ -143,6 +143,11 @@ export class Lane {
     return this.#closed;
   }
 
+  /** An utterance is open: appends still go to it. */
+  get open(): boolean {
+    return this.#open !== undefined;
+  }
+
   get busy(): boolean {
     return this.#running || this.#queue.length > 0;
   }
@@ -179,9 +184,15 @@ export class Lane {
 
   /**
    * `append`: text for the open utterance; the first one opens it, with the request's options.
-   * `generate`: what it holds is spoken now, even an unfinished sentence.
+   * `generate`: what it holds is spoken now, even an unfinished sentence. `repeatsOptions`: the
+   * options of a later append are the dialect's repetition, ignored.
    */
-  append(fields: Record<string, unknown>, receivedAt: number, bytes: number, generate = false): void {
+  append(
+    fields: Record<string, unknown>,
+    receivedAt: number,
+    bytes: number,
+    { generate = false, repeatsOptions = false } = {},
+  ): void {
     const requestId = this.#open?.requestId ?? peekRequestId(fields);
     try {
       const text = fields.text;
@@ -200,7 +211,7 @@ export class Lane {
         );
       }
       let utterance = this.#open;
-      if (utterance) {
+      if (utterance && !repeatsOptions) {
         const extra = UTTERANCE_OPTIONS.filter((key) => fields[key] !== undefined);
         if (
           extra.length > 0 ||
@@ -211,7 +222,7 @@ export class Lane {
             `Only the first append of an utterance may carry options (${[...extra, ...(fields.request_id !== undefined ? ['request_id'] : [])].join(', ')} here); this append was not added. Flush the utterance to start one with other options`,
           );
         }
-      } else {
+      } else if (!utterance) {
         if (this.#refuseWhileDraining(requestId)) return;
         const options = this.#utteranceOptions({ ...this.#host.dialect.defaults, ...fields });
         const engine = this.#host.lifecycle.requireEngine({ accepted: true });

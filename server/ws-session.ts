@@ -154,9 +154,14 @@ export class Session implements Drainable {
       sendControl: (frame) => this.#sendControl(frame),
       sendError: (err, requestId, context) => this.#sendError(err, requestId, context),
       idle: (lane, ended) => {
-        if (ended && lane.context !== undefined && this.#lanes.get(lane.context) === lane) {
-          this.#lanes.delete(lane.context);
-          this.#rememberClosed(lane.context);
+        const context = lane.context;
+        if (context !== undefined && this.#lanes.get(context) === lane) {
+          if (ended) {
+            this.#lanes.delete(context);
+            this.#rememberClosed(context);
+          } else if (this.#dialect.releaseIdleContexts && !lane.closed && !lane.open) {
+            this.#lanes.delete(context);
+          }
         }
         this.#wakeIfIdle();
       },
@@ -166,23 +171,38 @@ export class Session implements Drainable {
   #receive(data: Buffer): void {
     if (this.#closeReceived || this.#gone) return;
     const receivedAt = performance.now();
-    let command: Command;
+    let commands: Command | readonly Command[];
     try {
-      command = this.#dialect.parse(data);
+      commands = this.#dialect.parse(data);
     } catch (error) {
       // Answered in turn, like the message it stands for (in the only lane, or at once).
       if (this.#dialect.contexts) void this.#sendError(error, undefined, undefined);
       else this.#lane(undefined, { create: true })?.invalid(error, data.length);
       return;
     }
+    const list: readonly Command[] = Array.isArray(commands) ? commands : [commands as Command];
+    for (const command of list) {
+      if (this.#closeReceived || this.#gone) return;
+      this.#run(command, data.length, receivedAt);
+    }
+  }
+
+  #run(command: Command, bytes: number, receivedAt: number): void {
     switch (command.kind) {
       case 'close':
         this.#closeReceived = true;
-        // What the open utterances received is spoken before the session closes.
-        for (const lane of this.#lanes.values()) lane.finishOpen();
+        // What the open utterances received is spoken before the session closes; with contexts,
+        // each context's end is answered as a close_context's would be.
+        for (const lane of this.#lanes.values()) {
+          if (this.#dialect.contexts && !lane.closed) lane.close(false, receivedAt);
+          else lane.finishOpen();
+        }
         this.#whenIdle(() => this.#close(1000, 'closed by client request'));
         return;
       case 'keep-alive':
+        return;
+      case 'refuse':
+        void this.#sendError(command.error, undefined, command.context);
         return;
       case 'cancel':
         if (command.context === undefined && this.#dialect.contexts) {
@@ -211,12 +231,10 @@ export class Session implements Drainable {
         return;
       }
       case 'append':
-        this.#lane(command.context, { create: true })?.append(
-          command.fields,
-          receivedAt,
-          data.length,
-          command.generate === true,
-        );
+        this.#lane(command.context, { create: true })?.append(command.fields, receivedAt, bytes, {
+          generate: command.generate === true,
+          repeatsOptions: command.repeatsOptions === true,
+        });
         return;
       case 'flush':
         this.#lane(command.context, { create: true })?.flush(command.fields);
@@ -225,7 +243,7 @@ export class Session implements Drainable {
         this.#lane(command.context, { create: true })?.request(
           { ...this.#dialect.defaults, ...command.fields },
           receivedAt,
-          data.length,
+          bytes,
         );
         return;
     }
@@ -295,7 +313,11 @@ export class Session implements Drainable {
         return false;
       }
       const requestId =
-        item.kind === 'utterance' ? item.utterance.requestId : item.kind === 'end' ? undefined : item.requestId;
+        item.kind === 'utterance'
+          ? item.utterance.requestId
+          : item.kind === 'end'
+            ? undefined
+            : item.requestId;
       void this.#sendError(
         ttsError(
           'TTS_ERR_BUSY',

@@ -1,20 +1,26 @@
 /**
- * WS /invocations-bidirectional-stream: SageMaker's bidirectional streaming route, and WS
- * /v1/speak: Deepgram's protocol (deepgram.ts). Each connection is one Session (ws-session.ts).
+ * The WebSocket routes, each connection one Session (ws-session.ts) in the dialect its path names:
+ * WS /invocations-bidirectional-stream (SageMaker's bidirectional streaming route: the project's
+ * own protocol, with `?contexts=true` its contexts), WS /v1/speak (Deepgram's, deepgram.ts),
+ * WS /v1/text-to-speech/{voice_id}/stream-input and /multi-stream-input (ElevenLabs',
+ * elevenlabs.ts) and WS /tts/websocket (Cartesia's, cartesia.ts).
  *
  * SageMaker connects to the path a client names as its ModelInvocationPath (with the
  * ModelQueryString as the query), so Pipecat's `v1/speak` arrives on /v1/speak; the same names in
  * `X-Amzn-SageMaker-Model-Invocation-Path` / `-Query-String` headers on the default path are
- * honoured too.
+ * honoured too, for every dialect.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Config } from '../config.ts';
 import type { Lifecycle } from '../lifecycle.ts';
+import { CARTESIA_WS_PATH, cartesiaDialect, cartesiaError, isCartesiaSocketPath } from '../cartesia.ts';
 import { DEEPGRAM_PATH, deepgramDialect, isDeepgramPath } from '../deepgram.ts';
+import { elevenLabsDialect, elevenLabsError, elevenLabsSocketPath } from '../elevenlabs.ts';
 import { TtsError, toErrorBody, ttsError } from '../errors.ts';
-import type { SessionDialect } from '../session-messages.ts';
+import { nativeDialect, type SessionDialect } from '../session-messages.ts';
 import { Session } from '../ws-session.ts';
+import type { ErrorBody } from '../../protocol/errors.ts';
 
 export const BIDI_PATH = '/invocations-bidirectional-stream';
 
@@ -30,13 +36,60 @@ export const bidiRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifecyc
   app,
   { config, lifecycle },
 ) => {
-  /** The Deepgram dialect when the connection asks for it; throws what to tell the client. */
-  const dialectOf = (request: FastifyRequest): SessionDialect | undefined => {
-    const [path, query] = request.url.split('?', 2) as [string, string | undefined];
-    const forwarded = header(request, INVOCATION_PATH_HEADER);
-    if (path !== DEEPGRAM_PATH && !isDeepgramPath(forwarded)) return undefined;
-    const params = new URLSearchParams(query ?? header(request, QUERY_STRING_HEADER) ?? '');
-    return deepgramDialect(params, lifecycle.requireEngine(), config);
+  /**
+   * The connection's dialect, from its path (or SageMaker's invocation path header) and query,
+   * and how that dialect words a refusal of the connection. Building it throws what to tell the
+   * client (an unknown voice, a format it cannot have).
+   */
+  const dialectOf = (
+    request: FastifyRequest,
+  ): { build: () => SessionDialect | undefined; refusal: (body: ErrorBody, status: number) => object } => {
+    const [own, ownQuery] = request.url.split('?', 2) as [string, string | undefined];
+    const forwarded = own === BIDI_PATH ? header(request, INVOCATION_PATH_HEADER) : undefined;
+    const [forwardedPath, forwardedQuery] = (forwarded ?? '').split('?', 2) as [string, string | undefined];
+    const path = forwarded !== undefined ? `/${forwardedPath.replace(/^\/+/, '')}` : own;
+    const query = new URLSearchParams(
+      ownQuery ?? header(request, QUERY_STRING_HEADER) ?? forwardedQuery ?? '',
+    );
+    if (isDeepgramPath(path)) {
+      return {
+        build: () => deepgramDialect(query, lifecycle.requireEngine(), config),
+        refusal: (body) => ({
+          type: 'Warning',
+          description: body.message,
+          code: body.code,
+          warn_msg: body.message,
+        }),
+      };
+    }
+    const elevenLabs = elevenLabsSocketPath(path);
+    if (elevenLabs) {
+      return {
+        build: () =>
+          elevenLabsDialect(elevenLabs.voiceId, elevenLabs.multi, query, lifecycle.requireEngine()),
+        refusal: (body) => elevenLabsError(body),
+      };
+    }
+    if (isCartesiaSocketPath(path)) {
+      return {
+        build: () => cartesiaDialect(lifecycle.requireEngine()),
+        refusal: (body, status) => cartesiaError(body, status),
+      };
+    }
+    return {
+      build: () => {
+        const contexts = query.get('contexts');
+        if (contexts === null || contexts === 'false') return undefined;
+        if (contexts !== 'true') {
+          throw ttsError(
+            'TTS_ERR_INVALID_OPTION',
+            `contexts should be true or false; got ${JSON.stringify(contexts.slice(0, 20))}`,
+          );
+        }
+        return nativeDialect({ contexts: true });
+      },
+      refusal: (body) => body,
+    };
   };
 
   const open = (socket: WebSocket, request: FastifyRequest) => {
@@ -49,21 +102,30 @@ export const bidiRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifecyc
       socket.close(1013, `the server has ${config.maxSessions} sessions open, its limit`);
       return;
     }
+    const { build, refusal } = dialectOf(request);
     let dialect: SessionDialect | undefined;
     try {
-      dialect = dialectOf(request);
+      dialect = build();
     } catch (err) {
-      // Deepgram's way: the reason as a Warning, then the close (1008 a query it cannot serve,
-      // 1013 not ready).
-      const { body } = toErrorBody(err);
-      socket.send(JSON.stringify({ type: 'Warning', description: body.message, code: body.code }));
-      socket.close(err instanceof TtsError && err.code === 'invalid_option' ? 1008 : 1013, body.code);
+      // The reason in the dialect's words, then the close: 1008 a query the server cannot serve,
+      // 1013 not ready.
+      const { status, body } = toErrorBody(err);
+      socket.send(JSON.stringify(refusal(body, status)));
+      const notReady = !(err instanceof TtsError) || err.status >= 500;
+      socket.close(notReady ? 1013 : 1008, body.code);
       return;
     }
     new Session(socket, { config, lifecycle, log: request.log, ...(dialect ? { dialect } : {}) });
   };
 
-  for (const url of [BIDI_PATH, DEEPGRAM_PATH]) {
+  const urls = [
+    BIDI_PATH,
+    DEEPGRAM_PATH,
+    '/v1/text-to-speech/:voice_id/stream-input',
+    '/v1/text-to-speech/:voice_id/multi-stream-input',
+    CARTESIA_WS_PATH,
+  ];
+  for (const url of urls) {
     app.route({
       method: 'GET',
       url,

@@ -1,0 +1,206 @@
+/**
+ * Cartesia's text-to-speech WebSocket (`/tts/websocket`), so that a client written for it —
+ * LiveKit's Cartesia plugin, Pipecat's, Cartesia's own SDK — drives a Kokoro session unchanged.
+ *
+ * Each generation request names its `context_id`; `"continue": true` means more text follows for
+ * that context (its transcripts are joined as written), and a request without it is the last:
+ * what the context received is spoken and `done` follows its audio. Every request repeats the
+ * context's options; the first one's count. `{"context_id", "cancel": true}` cuts a context, and
+ * is answered (an addition) by a `done` that carries `heard`. Audio is `chunk` messages (base64),
+ * words `timestamps` messages (with `add_timestamps`), problems `error` messages that name their
+ * context; the socket serves on.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Engine } from '../model/engine.ts';
+import { ERROR_CODES, type ErrorBody } from '../protocol/errors.ts';
+import { ttsError } from './errors.ts';
+import {
+  contextIdOf,
+  decodeText,
+  parseJsonObject,
+  type Command,
+  type SessionDialect,
+} from './session-messages.ts';
+import { CARTESIA_VOICES, cartesiaOutput, pcm16ToFloat32, vendorVoice } from './vendor-voices.ts';
+
+export const CARTESIA_WS_PATH = '/tts/websocket';
+
+/** The invocation path a SageMaker client names for this protocol. */
+export function isCartesiaSocketPath(path: string | undefined): boolean {
+  return path !== undefined && path.replace(/^\/+/, '').split('?')[0] === CARTESIA_WS_PATH.slice(1);
+}
+
+const invalid = (message: string, param: string) =>
+  ttsError('TTS_ERR_INVALID_OPTION', message, { data: { param } });
+
+/** Cartesia's error message: `error` for LiveKit's plugin, `title` and `message` for Cartesia's SDK. */
+export function cartesiaError(body: ErrorBody, status: number, context?: string): object {
+  return {
+    type: 'error',
+    done: true,
+    status_code: status,
+    error: body.message,
+    title: body.code.replaceAll('_', ' '),
+    message: body.message,
+    error_code: body.code,
+    ...(body.request_id !== undefined ? { request_id: body.request_id } : {}),
+    ...(context !== undefined ? { context_id: context } : {}),
+  };
+}
+
+/** Cartesia's `voice`: an id as a string, or `{"mode": "id", "id"}`. */
+export function cartesiaVoiceId(voice: unknown): string {
+  if (typeof voice === 'string' && voice !== '') return voice;
+  if (voice !== null && typeof voice === 'object' && !Array.isArray(voice)) {
+    const { mode, id } = voice as Record<string, unknown>;
+    if ((mode === undefined || mode === 'id') && typeof id === 'string' && id !== '') return id;
+    if (mode === 'embedding') {
+      throw invalid('voice embeddings are not supported here; name a voice by its id', 'voice');
+    }
+  }
+  throw invalid('voice should be a voice id, as "af_heart" or {"mode": "id", "id": "af_heart"}', 'voice');
+}
+
+/** Cartesia's speeds: a number (generation_config.speed, 0.6 to 1.5) or slow / normal / fast. */
+export function cartesiaSpeed(fields: Record<string, unknown>): number | undefined {
+  const config = fields.generation_config;
+  const fromConfig =
+    config !== null && typeof config === 'object' ? (config as Record<string, unknown>).speed : undefined;
+  const speed = fromConfig ?? fields.speed;
+  if (speed === undefined) return undefined;
+  if (typeof speed === 'number') return speed;
+  const named = { slow: 0.8, normal: 1, fast: 1.2 } as Record<string, number>;
+  if (typeof speed === 'string' && Object.hasOwn(named, speed)) return named[speed];
+  throw invalid('speed should be a number (0.6 to 1.5) or slow, normal or fast', 'speed');
+}
+
+/** Our fields for a Cartesia generation request's options. */
+function optionsOf(fields: Record<string, unknown>, engine: Engine): Record<string, unknown> {
+  const voice = vendorVoice(cartesiaVoiceId(fields.voice), CARTESIA_VOICES, engine);
+  const { format, sampleRate } = cartesiaOutput(fields.output_format, ['raw']);
+  const speed = cartesiaSpeed(fields);
+  return {
+    voice,
+    format,
+    sample_rate: sampleRate,
+    markup: 'none',
+    ...(speed !== undefined ? { speed } : {}),
+    ...(fields.add_timestamps === true ? { timestamps: true } : {}),
+  };
+}
+
+/** The dialect of one `/tts/websocket` session. */
+export function cartesiaDialect(engine: Engine): SessionDialect {
+  /** Each context's utterance id while it takes text (a short id, whatever the context's length). */
+  const utteranceIds = new Map<string, string>();
+  /** Requests whose audio goes out as 32-bit floats. */
+  const floats = new Set<string>();
+  /** When each request's last chunk left, for `step_time`. */
+  const lastChunk = new Map<string, number>();
+  let count = 0;
+
+  const parse = (data: Buffer): Command | readonly Command[] => {
+    const text = decodeText(data);
+    if (!text.trimStart().startsWith('{')) {
+      throw invalid(
+        'Send JSON generation requests such as {"transcript": "Hello", "context_id": "a", …}',
+        'transcript',
+      );
+    }
+    const fields = parseJsonObject(text.trimStart());
+    const context = fields.context_id === undefined ? randomUUID() : (contextIdOf(fields, true) as string);
+    try {
+      if (fields.cancel === true) {
+        utteranceIds.delete(context);
+        return { kind: 'close-context', context, drop: true };
+      }
+      const transcript = fields.transcript;
+      if (typeof transcript !== 'string') {
+        throw invalid('A generation request carries its text as a string: "transcript"', 'transcript');
+      }
+      if (fields.continue !== undefined && typeof fields.continue !== 'boolean') {
+        throw invalid('continue should be true or false', 'continue');
+      }
+      const options = optionsOf(fields, engine);
+      let requestId = utteranceIds.get(context);
+      if (requestId === undefined) {
+        requestId = `c${++count}`;
+        utteranceIds.set(context, requestId);
+        if ((fields.output_format as Record<string, unknown>).encoding === 'pcm_f32le') floats.add(requestId);
+      }
+      const append: Command = {
+        kind: 'append',
+        fields: { ...options, request_id: requestId, text: transcript },
+        context,
+        generate: fields.flush === true,
+        repeatsOptions: true,
+      };
+      if (fields.continue === true) return append;
+      utteranceIds.delete(context);
+      return [append, { kind: 'flush', fields: {}, context }];
+    } catch (error) {
+      return { kind: 'refuse', error, context };
+    }
+  };
+
+  const done = (context: string | undefined, extra: object = {}) => ({
+    type: 'done',
+    done: true,
+    status_code: 200,
+    ...(context !== undefined ? { context_id: context } : {}),
+    ...extra,
+  });
+
+  return {
+    parse,
+    contexts: true,
+    releaseIdleContexts: true,
+    opening: () => [],
+    start: () => undefined,
+    audio: ({ requestId, context }, bytes) => {
+      const now = performance.now();
+      const stepMs = now - (lastChunk.get(requestId) ?? now);
+      lastChunk.set(requestId, now);
+      const out = floats.has(requestId) ? pcm16ToFloat32(bytes) : bytes;
+      return {
+        data: JSON.stringify({
+          type: 'chunk',
+          data: Buffer.from(out.buffer, out.byteOffset, out.length).toString('base64'),
+          done: false,
+          status_code: 206,
+          step_time: Math.round(stepMs * 10) / 10,
+          context_id: context,
+        }),
+        binary: false,
+      };
+    },
+    words: ({ context }, words) => ({
+      type: 'timestamps',
+      done: false,
+      status_code: 206,
+      context_id: context,
+      word_timestamps: {
+        words: words.map((w) => w.word),
+        start: words.map((w) => w.start_s),
+        end: words.map((w) => w.end_s),
+      },
+    }),
+    complete: ({ requestId, context }) => {
+      floats.delete(requestId);
+      lastChunk.delete(requestId);
+      return done(context);
+    },
+    mark: () => undefined,
+    cancelled: () => undefined,
+    // A cancel's answer (Cartesia sends none; clients that stopped reading the context skip it).
+    contextClosed: (context, _cancelled, heard) =>
+      done(context, { cancelled: true, ...(heard ? { heard } : {}) }),
+    error: (body, context) => cartesiaError(body, statusOf(body), context),
+    defaults: {},
+  };
+}
+
+/** The HTTP status a code stands for (the error frame's `status_code`). */
+function statusOf(body: ErrorBody): number {
+  return Object.values(ERROR_CODES).find((entry) => entry.code === body.code)?.status ?? 400;
+}

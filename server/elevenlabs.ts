@@ -1,0 +1,243 @@
+/**
+ * ElevenLabs' text-to-speech WebSockets, so that a client written for them — LiveKit's ElevenLabs
+ * plugin above all — drives a Kokoro session unchanged:
+ *
+ * - `/v1/text-to-speech/{voice_id}/stream-input`: one stream of text. The first message
+ *   (`{"text": " ", "voice_settings": …}`) sets it up, each `text` is added as written, `flush`
+ *   speaks what is held even mid-sentence, and `{"text": ""}` ends it: the rest is spoken,
+ *   `{"isFinal": true}` sent, and the socket closed.
+ * - `/v1/text-to-speech/{voice_id}/multi-stream-input`: the same per `context_id`, several at once.
+ *   `{"text": ""}` only keeps a context alive; `close_context` ends one, answered by
+ *   `{"isFinal": true, "contextId"}` after its audio; `close_socket` ends them all and closes.
+ *
+ * Audio goes out as `{"audio": base64, "isFinal": null, "alignment", "normalizedAlignment"}` with
+ * the characters of the words in that audio and their times from the context's first sample.
+ * Problems are `{"message", "error", "code"}` (and `contextId`), and the socket serves on.
+ */
+import type { Engine, RunFigures, WordTiming } from '../model/engine.ts';
+import { ttsError } from './errors.ts';
+import { charAlignment } from './elevenlabs-alignment.ts';
+import { decodeText, parseJsonObject, type Command, type SessionDialect } from './session-messages.ts';
+import { ELEVENLABS_VOICES, elevenLabsOutput, vendorVoice } from './vendor-voices.ts';
+import type { ErrorBody } from '../protocol/errors.ts';
+
+const WS_PATH = /^\/?v1\/text-to-speech\/([^/?]+)\/(stream-input|multi-stream-input)$/;
+
+/** `{voice_id, multi}` when `path` (a URL's or SageMaker's invocation path) is one of ElevenLabs' sockets. */
+export function elevenLabsSocketPath(
+  path: string | undefined,
+): { voiceId: string; multi: boolean } | undefined {
+  const match = path === undefined ? null : WS_PATH.exec(path.split('?')[0]!);
+  if (!match) return undefined;
+  return { voiceId: decodeURIComponent(match[1]!), multi: match[2] === 'multi-stream-input' };
+}
+
+/** ElevenLabs' own default when the client names no `output_format`. */
+export const ELEVENLABS_DEFAULT_FORMAT = 'mp3_44100_128';
+
+/** `inactivity_timeout`: ElevenLabs' default and its maximum, in seconds. */
+const INACTIVITY_DEFAULT_S = 20;
+const INACTIVITY_MAX_S = 180;
+
+/** The context a multi-stream message that names none goes to, as ElevenLabs has one. */
+const DEFAULT_CONTEXT = 'default';
+
+const invalid = (message: string, param?: string) =>
+  ttsError('TTS_ERR_INVALID_OPTION', message, param === undefined ? {} : { data: { param } });
+
+/** The error message ElevenLabs' clients read: `error` names it (LiveKit fails the context on it). */
+export function elevenLabsError(body: ErrorBody, context?: string): object {
+  return {
+    message: body.message,
+    error: body.code,
+    code: body.code === 'internal_error' || body.code === 'inference_failed' ? 1011 : 1008,
+    ...(context !== undefined ? { contextId: context } : {}),
+  };
+}
+
+/** Options of the first message of a stream (or context), as our fields. */
+function firstMessageFields(fields: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const settings = fields.voice_settings;
+  if (settings !== undefined && settings !== null) {
+    if (typeof settings !== 'object' || Array.isArray(settings)) {
+      throw invalid('voice_settings should be an object such as {"speed": 1.1}', 'voice_settings');
+    }
+    const speed = (settings as Record<string, unknown>).speed;
+    if (speed !== undefined) out.speed = speed;
+  }
+  const config = fields.generation_config;
+  if (config !== undefined && config !== null) {
+    const schedule = (config as Record<string, unknown>).chunk_length_schedule;
+    if (schedule !== undefined) {
+      if (!Array.isArray(schedule) || schedule.some((n) => typeof n !== 'number' || !(n > 0))) {
+        throw invalid(
+          'generation_config.chunk_length_schedule should be an array of positive numbers such as [120, 160, 250]',
+          'generation_config',
+        );
+      }
+      // A hint: a short first chunk asks for speech at the first clause; a long one, at the
+      // first sentence end. Later sizes are ours (sentences).
+      if (schedule.length > 0) out.first_chunk = schedule[0] < 100 ? 'clause' : 'sentence';
+    }
+  }
+  return out;
+}
+
+/**
+ * The dialect of one session opened on `path` with `query`.
+ * @throws TtsError `voice_not_found` / `invalid_option` for a voice, format or timeout the server
+ *   cannot serve (refused at connection time).
+ */
+export function elevenLabsDialect(
+  voiceId: string,
+  multi: boolean,
+  query: URLSearchParams,
+  engine: Engine,
+): SessionDialect {
+  const voice = vendorVoice(voiceId, ELEVENLABS_VOICES, engine);
+  const { format, sampleRate } = elevenLabsOutput(
+    query.get('output_format') ?? undefined,
+    ELEVENLABS_DEFAULT_FORMAT,
+  );
+  const timeoutText = query.get('inactivity_timeout');
+  const inactivity = timeoutText === null ? INACTIVITY_DEFAULT_S : Number(timeoutText);
+  if (!Number.isInteger(inactivity) || inactivity < 1 || inactivity > INACTIVITY_MAX_S) {
+    throw invalid(
+      `inactivity_timeout ${JSON.stringify(timeoutText)} should be a whole number of seconds from 1 to ${INACTIVITY_MAX_S}`,
+      'inactivity_timeout',
+    );
+  }
+  const ssml = query.get('enable_ssml_parsing') === 'true';
+  const normalization = query.get('apply_text_normalization');
+  if (normalization !== null && !['auto', 'on', 'off'].includes(normalization)) {
+    throw invalid(
+      `apply_text_normalization should be auto, on or off; got ${JSON.stringify(normalization.slice(0, 20))}`,
+    );
+  }
+  const defaults = {
+    voice,
+    format,
+    sample_rate: sampleRate,
+    markup: ssml ? 'ssml' : 'none',
+    ...(normalization === 'off' ? { normalization_options: { normalize: false } } : {}),
+  };
+
+  /** Contexts whose first message has been taken (its options count; later ones' do not). */
+  const started = new Set<string>();
+  /** Contexts flushed since their last text: `close_context` finishes them, else it cuts. */
+  const flushed = new Set<string>();
+  /** Each request's words, held until the audio they belong beside. */
+  const pendingWords = new Map<string, WordTiming[]>();
+
+  const parse = (data: Buffer): Command | readonly Command[] => {
+    const text = decodeText(data);
+    if (!text.trimStart().startsWith('{')) {
+      throw invalid('Send JSON messages such as {"text": "Hello "}');
+    }
+    const fields = parseJsonObject(text.trimStart());
+    let context: string | undefined;
+    if (multi) {
+      const named = fields.context_id ?? fields.contextId;
+      if (named !== undefined && (typeof named !== 'string' || named === '')) {
+        throw invalid('context_id should be a non-empty string', 'context_id');
+      }
+      context = (named as string | undefined) ?? DEFAULT_CONTEXT;
+    }
+    try {
+      return commandsOf(fields, context);
+    } catch (error) {
+      return { kind: 'refuse', error, ...(context !== undefined ? { context } : {}) };
+    }
+  };
+
+  const commandsOf = (
+    fields: Record<string, unknown>,
+    context: string | undefined,
+  ): Command | readonly Command[] => {
+    const key = context ?? '';
+    const inContext = context !== undefined ? { context } : {};
+    if (multi && fields.close_socket === true) return { kind: 'close' };
+    if (multi && fields.close_context === true) {
+      const drop = !flushed.has(key);
+      started.delete(key);
+      flushed.delete(key);
+      return { kind: 'close-context', context: context!, drop };
+    }
+    const text = fields.text;
+    if (typeof text !== 'string') {
+      throw invalid(
+        `Each message carries its text as a string ({"text": "Hello "}), or ${multi ? 'close_context or close_socket' : '"" to end the stream'}`,
+        'text',
+      );
+    }
+    const flush = fields.flush === true;
+    if (text === '') {
+      // stream-input: the end of the text. multi-stream-input: a keep-alive (and a flush, if asked).
+      if (!multi) return [{ kind: 'flush', fields: {} }, { kind: 'close' }];
+      if (!flush) return { kind: 'keep-alive', ...inContext };
+      flushed.add(key);
+      return started.has(key)
+        ? { kind: 'append', fields: { text: '' }, ...inContext, generate: true }
+        : { kind: 'keep-alive', ...inContext };
+    }
+    if (flush) flushed.add(key);
+    else if (text.trim() !== '') flushed.delete(key);
+    const first = !started.has(key);
+    started.add(key);
+    return {
+      kind: 'append',
+      fields: first ? { ...firstMessageFields(fields), text } : { text },
+      ...inContext,
+      generate: flush,
+      repeatsOptions: true,
+    };
+  };
+
+  const withContext = (context: string | undefined) =>
+    multi && context !== undefined ? { contextId: context } : {};
+
+  return {
+    parse,
+    contexts: multi,
+    alwaysWords: true,
+    opening: () => [],
+    start: () => undefined,
+    audio: ({ requestId, context }, bytes) => {
+      const words = pendingWords.get(requestId);
+      pendingWords.delete(requestId);
+      const alignment = words ? charAlignment(words) : null;
+      return {
+        data: JSON.stringify({
+          audio: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('base64'),
+          isFinal: null,
+          normalizedAlignment: alignment,
+          alignment,
+          ...withContext(context),
+        }),
+        binary: false,
+      };
+    },
+    words: ({ requestId }, words) => {
+      const held = pendingWords.get(requestId);
+      if (held) held.push(...words);
+      else pendingWords.set(requestId, [...words]);
+      return undefined;
+    },
+    // stream-input's one utterance ends with the stream; a context's with close_context.
+    complete: ({ requestId }, _figures: RunFigures | undefined) => {
+      pendingWords.delete(requestId);
+      return multi ? undefined : { isFinal: true };
+    },
+    mark: () => undefined,
+    cancelled: () => undefined,
+    contextClosed: (context, _cancelled, heard) => ({
+      isFinal: true,
+      contextId: context,
+      ...(heard ? { heard } : {}),
+    }),
+    error: (body, context) => elevenLabsError(body, context),
+    defaults,
+    idleTimeoutS: inactivity,
+  };
+}
