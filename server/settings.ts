@@ -412,7 +412,7 @@ const TABLE = [
     max: 256,
     default: 5,
     description:
-      'contexts a session may have open at once (`contexts=true`, ElevenLabs multi-stream, Cartesia); one more gets `too_many_contexts` (5: ElevenLabs\' own limit)',
+      "contexts a session may have open at once (`contexts=true`, ElevenLabs multi-stream, Cartesia); one more gets `too_many_contexts` (5: ElevenLabs' own limit)",
   }),
   int({
     name: 'WS_IDLE_TIMEOUT_S',
