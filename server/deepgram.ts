@@ -97,7 +97,13 @@ export function deepgramDialect(query: URLSearchParams, engine: Engine, config: 
       ...(heard ? { heard } : {}),
     }),
     contextClosed: () => undefined,
-    error: (body) => ({ type: 'Warning', description: body.message, code: body.code }),
+    // `warn_msg` too: LiveKit's Deepgram plugin logs that field of a Warning.
+    error: (body) => ({
+      type: 'Warning',
+      description: body.message,
+      code: body.code,
+      warn_msg: body.message,
+    }),
     defaults: { voice, format, sample_rate: sampleRate, ...(speed !== undefined ? { speed } : {}) },
   };
 }

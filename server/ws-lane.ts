@@ -112,8 +112,12 @@ interface Current {
   readonly requestId: string;
   readonly utterance?: Utterance;
   readonly sampleRate: number;
+  /** Bytes of one sample, for formats whose bytes count samples exactly (PCM, μ-law); else 0. */
+  readonly sampleBytes: number;
   /** Samples at 24 kHz whose audio has been handed to the socket. */
   sentSamples: number;
+  /** Output samples handed to the socket, counted from the bytes (PCM, μ-law). */
+  sentOutput: number;
   /** Every word timed so far, on the request's clock. */
   readonly words: WordTiming[] | undefined;
 }
@@ -479,7 +483,9 @@ export class Lane {
       requestId: options.requestId,
       ...(typeof text === 'string' ? {} : { utterance: text }),
       sampleRate: options.sampleRate,
+      sampleBytes: options.format === 'pcm' ? 2 : options.format === 'mulaw' ? 1 : 0,
       sentSamples: 0,
+      sentOutput: 0,
       words: timed ? [] : undefined,
     };
     const sendWords = options.timestamps || dialect.alwaysWords === true;
@@ -517,6 +523,7 @@ export class Lane {
         const frame = dialect.audio(turn, bytes);
         const sent = host.send(frame.data, frame.binary);
         current.sentSamples = samples;
+        if (current.sampleBytes > 0) current.sentOutput += bytes.length / current.sampleBytes;
         await sent;
       }
       if (host.gone || controller.signal.aborted) return;
@@ -540,14 +547,21 @@ export class Lane {
   }
 }
 
-/** What a cut run had sent: its samples at the output rate, and the words they cover whole. */
+/**
+ * What a cut run had sent: its samples at the output rate (counted from the bytes where they
+ * count samples, else from the model's samples encoded), and the words they cover whole.
+ */
 function heardOf(current: Current): Heard {
   const { sentSamples, sampleRate } = current;
-  const seconds = sentSamples / NATIVE_SAMPLE_RATE;
+  const samples =
+    current.sampleBytes > 0
+      ? current.sentOutput
+      : Math.round((sentSamples * sampleRate) / NATIVE_SAMPLE_RATE);
+  const seconds = samples / sampleRate;
   const words = current.words?.filter((w) => w.end_s <= seconds + 1e-6);
   return {
     request_id: current.requestId,
-    samples: Math.round((sentSamples * sampleRate) / NATIVE_SAMPLE_RATE),
+    samples,
     sample_rate: sampleRate,
     ms: Math.round(seconds * 1e4) / 10,
     ...(words ? { words } : {}),

@@ -183,11 +183,13 @@ export class Session implements Drainable {
     const list: readonly Command[] = Array.isArray(commands) ? commands : [commands as Command];
     for (const command of list) {
       if (this.#closeReceived || this.#gone) return;
-      this.#run(command, data.length, receivedAt);
+      // A context refused (closed, or one too many) takes none of the message's other commands.
+      if (!this.#run(command, data.length, receivedAt)) return;
     }
   }
 
-  #run(command: Command, bytes: number, receivedAt: number): void {
+  /** Carries out one command; false when its context was refused (the error is sent). */
+  #run(command: Command, bytes: number, receivedAt: number): boolean {
     switch (command.kind) {
       case 'close':
         this.#closeReceived = true;
@@ -198,12 +200,12 @@ export class Session implements Drainable {
           else lane.finishOpen();
         }
         this.#whenIdle(() => this.#close(1000, 'closed by client request'));
-        return;
+        return true;
       case 'keep-alive':
-        return;
+        return true;
       case 'refuse':
         void this.#sendError(command.error, undefined, command.context);
-        return;
+        return true;
       case 'cancel':
         if (command.context === undefined && this.#dialect.contexts) {
           for (const lane of this.#lanes.values()) lane.cancel(command.requestId, receivedAt);
@@ -211,15 +213,14 @@ export class Session implements Drainable {
             const frame = this.#dialect.cancelled(command.requestId, [], undefined);
             if (frame) void this.#sendControl(frame);
           }
-          return;
+          return true;
         }
-        this.#lane(command.context, { create: true })?.cancel(command.requestId, receivedAt);
-        return;
+        return this.#with(command.context, (lane) => lane.cancel(command.requestId, receivedAt));
       case 'close-context': {
         const lane = this.#lanes.get(command.context);
         if (lane && !lane.closed) {
           lane.close(command.drop, receivedAt);
-          return;
+          return true;
         }
         // Closed already, or never opened: it is over, and said so at once.
         this.#lane(command.context);
@@ -228,25 +229,30 @@ export class Session implements Drainable {
           const frame = this.#dialect.contextClosed(command.context, undefined, undefined);
           if (frame) void this.#sendControl(frame);
         }
-        return;
+        return true;
       }
       case 'append':
-        this.#lane(command.context, { create: true })?.append(command.fields, receivedAt, bytes, {
-          generate: command.generate === true,
-          repeatsOptions: command.repeatsOptions === true,
-        });
-        return;
-      case 'flush':
-        this.#lane(command.context, { create: true })?.flush(command.fields);
-        return;
-      case 'request':
-        this.#lane(command.context, { create: true })?.request(
-          { ...this.#dialect.defaults, ...command.fields },
-          receivedAt,
-          bytes,
+        return this.#with(command.context, (lane) =>
+          lane.append(command.fields, receivedAt, bytes, {
+            generate: command.generate === true,
+            repeatsOptions: command.repeatsOptions === true,
+          }),
         );
-        return;
+      case 'flush':
+        return this.#with(command.context, (lane) => lane.flush(command.fields));
+      case 'request':
+        return this.#with(command.context, (lane) =>
+          lane.request({ ...this.#dialect.defaults, ...command.fields }, receivedAt, bytes),
+        );
     }
+  }
+
+  /** Runs `act` on the command's lane (opened if need be); false when its context was refused. */
+  #with(context: string | undefined, act: (lane: Lane) => void): boolean {
+    const lane = this.#lane(context, { create: true });
+    if (lane === undefined) return false;
+    act(lane);
+    return true;
   }
 
   /**

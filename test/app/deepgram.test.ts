@@ -34,7 +34,12 @@ describe('/v1/speak query errors: a Warning naming the problem, then 1008', () =
     expect(await client.closed()).toBe(1008);
     expect(client.closeReason).toBe('invalid_option');
     expect(client.controls()).toEqual([
-      { type: 'Warning', code: 'invalid_option', description: expect.any(String) },
+      {
+        type: 'Warning',
+        code: 'invalid_option',
+        description: expect.any(String),
+        warn_msg: expect.any(String),
+      },
     ]);
     expect(String(client.controls()[0]!.description)).toMatch(description);
     // The next connection is served.
@@ -54,6 +59,7 @@ describe('/v1/speak query errors: a Warning naming the problem, then 1008', () =
           type: 'Warning',
           code: 'not_ready',
           description: 'The model is still loading; retry when GET /ping answers 200',
+          warn_msg: 'The model is still loading; retry when GET /ping answers 200',
         },
       ]);
     } finally {
@@ -137,7 +143,12 @@ describe('bad messages: a Warning, and the session lives on', () => {
     client.send(message, false);
     await client.untilControls('Warning', 1);
     const [warning] = client.controls('Warning');
-    expect(warning).toEqual({ type: 'Warning', code, description: expect.any(String) });
+    expect(warning).toEqual({
+      type: 'Warning',
+      code,
+      description: expect.any(String),
+      warn_msg: warning!.description,
+    });
     expect(String(warning!.description)).toMatch(description);
     client.send({ type: 'Speak', text: 'Still here.' });
     client.send({ type: 'Flush' });

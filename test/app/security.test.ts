@@ -7,6 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inProcessApp, type InProcessApp } from './in-process.ts';
 import { upgrade } from './ws-client.ts';
 
+const REFUSAL =
+  'Missing or wrong credentials: send Authorization: Bearer <token> (or the key header of the protocol you speak: xi-api-key, X-API-Key, Authorization: Token)';
+
 const TOKEN = 'tok/en+with=chars';
 const carried = (token: string) => `bearer.${Buffer.from(token).toString('base64url')}`;
 
@@ -49,7 +52,7 @@ describe('AUTH_TOKEN', () => {
       type: 'error',
       code: 'unauthorized',
       error: 'unauthorized',
-      message: 'Missing or wrong credentials: send Authorization: Bearer <token>',
+      message: REFUSAL,
     });
   });
 
@@ -59,7 +62,7 @@ describe('AUTH_TOKEN', () => {
     expect(res.statusCode).toBe(401);
     expect(res.json()).toEqual({
       error: {
-        message: 'Missing or wrong credentials: send Authorization: Bearer <token>',
+        message: REFUSAL,
         type: 'invalid_request_error',
         param: null,
         code: 'invalid_api_key',
@@ -92,6 +95,39 @@ describe('AUTH_TOKEN', () => {
     }
   });
 
+  it('takes the token in the vendors’ own places: Token, xi-api-key, X-API-Key, and a key in an upgrade’s query', async () => {
+    for (const headers of [
+      { authorization: `Token ${TOKEN}` },
+      { 'xi-api-key': TOKEN },
+      { 'x-api-key': TOKEN },
+    ]) {
+      const res = await running.app.inject({
+        method: 'POST',
+        url: '/invocations',
+        headers,
+        payload: { text: 'Hi.' },
+      });
+      expect(res.statusCode).toBe(200);
+    }
+    const wrong = await running.app.inject({
+      method: 'POST',
+      url: '/invocations',
+      headers: { 'xi-api-key': 'nope' },
+      payload: { text: 'Hi.' },
+    });
+    expect(wrong.statusCode).toBe(401);
+    // A key in the query counts only on an upgrade (Cartesia's browser clients), never on plain HTTP.
+    const query = await running.app.inject({
+      method: 'POST',
+      url: `/invocations?api_key=${encodeURIComponent(TOKEN)}`,
+      payload: { text: 'Hi.' },
+    });
+    expect(query.statusCode).toBe(401);
+    const socket = await upgrade(running.app, `/tts/websocket?api_key=${encodeURIComponent(TOKEN)}`);
+    expect(socket.status).toBe(101);
+    socket.client?.close();
+  });
+
   it('refuses a WebSocket upgrade without the token with 401 and a JSON body, and admits one with it', async () => {
     for (const url of ['/invocations-bidirectional-stream', '/v1/speak']) {
       const refused = await upgrade(running.app, url);
@@ -101,7 +137,7 @@ describe('AUTH_TOKEN', () => {
         type: 'error',
         code: 'unauthorized',
         error: 'unauthorized',
-        message: 'Missing or wrong credentials: send Authorization: Bearer <token>',
+        message: REFUSAL,
       });
       const wrong = await upgrade(running.app, url, { authorization: 'Bearer nope' });
       expect(wrong.status).toBe(401);

@@ -192,17 +192,25 @@ describe('deepgramDialect', () => {
 
   it('answers flushes and clears with numbered Flushed and Cleared, errors as Warnings, and nothing else', () => {
     const d = dialect('');
-    expect([d.complete('r', undefined), d.complete('r', undefined)]).toEqual([
+    const turn = { requestId: 'r' };
+    expect([d.complete(turn, undefined), d.complete(turn, undefined)]).toEqual([
       { type: 'Flushed', sequence_id: 0 },
       { type: 'Flushed', sequence_id: 1 },
     ]);
-    expect(d.cancelled(undefined, [])).toEqual({ type: 'Cleared', sequence_id: 0 });
+    expect(d.cancelled(undefined, [], undefined)).toEqual({ type: 'Cleared', sequence_id: 0 });
+    const heard = { request_id: 'r', samples: 2400, sample_rate: 24000, ms: 100 };
+    expect(d.cancelled(undefined, ['r'], heard)).toEqual({ type: 'Cleared', sequence_id: 1, heard });
     expect(d.error({ type: 'error', code: 'busy', message: 'queue_saturated: full' })).toEqual({
       type: 'Warning',
       description: 'queue_saturated: full',
       code: 'busy',
+      warn_msg: 'queue_saturated: full',
     });
-    expect([d.start('r'), d.words('r', [])]).toEqual([undefined, undefined]);
+    expect([d.start(turn), d.words(turn, []), d.contextClosed('c', undefined, undefined)]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 
   it.each([

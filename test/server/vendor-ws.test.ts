@@ -1,0 +1,494 @@
+/**
+ * The voice-agent frameworks' streaming clients, unchanged but for the base URL and a dummy key,
+ * against a started server: LiveKit's ElevenLabs, Cartesia and Deepgram TTS plugins (streamed
+ * text in, audio frames and aligned transcripts out), Cartesia's and Deepgram's SDKs, and
+ * ElevenLabs' stream-input over a plain WebSocket (no client library speaks it). Then a barge-in
+ * on each dialect, answered with what the listener received; bad input in each dialect's own
+ * error shape, with the socket and its other contexts serving on; and each dialect chosen by
+ * SageMaker's invocation path.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { initializeLogger } from '@livekit/agents';
+import * as lkCartesia from '@livekit/agents-plugin-cartesia';
+import * as lkDeepgram from '@livekit/agents-plugin-deepgram';
+import * as lkElevenLabs from '@livekit/agents-plugin-elevenlabs';
+import { DeepgramClient } from '@deepgram/sdk';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeStandinModelDir } from '../../scripts/lib/standin-model.ts';
+import { TestClient, startServer, type TestServer } from './harness.ts';
+
+// Cartesia's ES module build opens its socket with the runtime's WebSocket, which Node 20 lacks;
+// its CommonJS build uses `ws`, as a Node application loading it with require() does.
+const { Cartesia } = createRequire(import.meta.url)(
+  '@cartesia/cartesia-js',
+) as typeof import('@cartesia/cartesia-js');
+
+/** Six inferences of about 500 phoneme ids: work in flight while a cut arrives. */
+const LONG = `Codes ${Array.from({ length: 30 }, () => '987654321').join(', ')} end.`;
+const TWO_SENTENCES = 'Hello there, this is the first sentence. And here is a second one.';
+const WORDS = TWO_SENTENCES.split(' ');
+
+/** ElevenLabs' "Rachel" and LiveKit's Cartesia default, both mapped to af_heart. */
+const RACHEL = '21m00Tcm4TlvDq8ikWAM';
+const CARTESIA_DEFAULT = 'f786b574-daa5-4673-aa0c-cbe3e8534c02';
+
+let server: TestServer;
+let dir: string;
+beforeAll(async () => {
+  initializeLogger({ pretty: false, level: 'silent' });
+  dir = mkdtempSync(join(tmpdir(), 'kokoro-vendor-ws-'));
+  await writeStandinModelDir(dir, {
+    repeat: 30,
+    timestamps: true,
+    voices: ['af_heart', 'am_adam', 'bf_emma'],
+    log: () => {},
+  });
+  server = await startServer({ KOKORO_MODEL_DIR: dir, WS_IDLE_TIMEOUT_S: '0' });
+});
+afterAll(async () => {
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const wsBase = () => server.http.replace('http://', 'ws://');
+
+/** Our own PCM (24 kHz) for a text, to compare a dialect's audio with. */
+async function reference(text: string, voice = 'af_heart'): Promise<Buffer> {
+  const response = await fetch(`${server.http}/invocations`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ text, voice, format: 'pcm' }),
+  });
+  expect(response.status).toBe(200);
+  return Buffer.from(await response.arrayBuffer());
+}
+
+async function open(url: string, headers: Record<string, string> = {}): Promise<TestClient> {
+  const socket = new WebSocket(url, { headers });
+  const client = new TestClient(socket);
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+  return client;
+}
+
+/** Every JSON message a dialect sent (ElevenLabs' and Cartesia's have no `type` for audio). */
+const messages = (client: TestClient) => client.controls();
+
+function decodedAudio(
+  client: TestClient,
+  field: 'audio' | 'data',
+  match: (m: Record<string, unknown>) => boolean,
+) {
+  return Buffer.concat(
+    messages(client)
+      .filter((m) => typeof m[field] === 'string' && match(m))
+      .map((m) => Buffer.from(m[field] as string, 'base64')),
+  );
+}
+
+interface LiveKitOutput {
+  samples: number;
+  sampleRate: number;
+  transcript: string[];
+  finals: number;
+  errors: unknown[];
+}
+
+/** Drives a LiveKit TTS plugin's stream(): text pushed as an agent writes it, frames read out. */
+async function liveKitStream(
+  tts: {
+    stream(
+      o: object,
+    ): AsyncIterable<unknown> & { pushText(t: string): void; flush(): void; endInput(): void };
+    on(e: 'error', f: (e: unknown) => void): void;
+  },
+  pieces: readonly string[],
+): Promise<LiveKitOutput> {
+  const out: LiveKitOutput = { samples: 0, sampleRate: 0, transcript: [], finals: 0, errors: [] };
+  tts.on('error', (e) => out.errors.push(e));
+  const stream = tts.stream({ connOptions: { maxRetry: 0, retryIntervalMs: 100, timeoutMs: 20_000 } });
+  for (const piece of pieces) stream.pushText(piece);
+  stream.flush();
+  stream.endInput();
+  for await (const event of stream) {
+    if (typeof event === 'symbol') break;
+    const { frame, final, timedTranscripts } = event as {
+      frame: { samplesPerChannel: number; sampleRate: number };
+      final: boolean;
+      timedTranscripts?: { text: string; startTime: number; endTime: number }[];
+    };
+    out.samples += frame.samplesPerChannel;
+    out.sampleRate = frame.sampleRate;
+    if (final) out.finals++;
+    for (const t of timedTranscripts ?? []) out.transcript.push(t.text.trim());
+  }
+  return out;
+}
+
+describe('LiveKit agents 1.9 TTS plugins, streamed text in', () => {
+  it('ElevenLabs (multi-stream-input): audio frames and an aligned transcript of every word', async () => {
+    const tts = new lkElevenLabs.TTS({
+      apiKey: 'dummy',
+      baseURL: `${server.http}/v1`,
+      voiceId: RACHEL,
+      encoding: 'pcm_24000' as never,
+    });
+    const out = await liveKitStream(tts as never, [TWO_SENTENCES.slice(0, 30), TWO_SENTENCES.slice(30)]);
+    await tts.close();
+    expect(out.errors).toEqual([]);
+    expect(out.sampleRate).toBe(24000);
+    expect(out.finals).toBe(1);
+    // The text is written as two sentences, each spoken: about as long as the whole said at once.
+    const whole = (await reference(TWO_SENTENCES)).length / 2;
+    expect(out.samples).toBeGreaterThan(whole * 0.8);
+    expect(out.samples).toBeLessThan(whole * 1.2);
+    expect(out.transcript.join(' ')).toBe(WORDS.join(' '));
+  });
+
+  it('Cartesia (/tts/websocket): audio frames and word timestamps', async () => {
+    const tts = new lkCartesia.TTS({ apiKey: 'dummy', baseUrl: server.http, voice: CARTESIA_DEFAULT });
+    const out = await liveKitStream(tts as never, [TWO_SENTENCES]);
+    await tts.close();
+    expect(out.errors).toEqual([]);
+    expect(out.sampleRate).toBe(24000);
+    expect(out.finals).toBe(1);
+    const whole = (await reference(TWO_SENTENCES)).length / 2;
+    expect(out.samples).toBeGreaterThan(whole * 0.8);
+    expect(out.samples).toBeLessThan(whole * 1.2);
+    expect(out.transcript.join(' ')).toBe(WORDS.join(' '));
+  });
+
+  it('Deepgram (/v1/speak): audio frames, one turn', async () => {
+    const tts = new lkDeepgram.TTS({ apiKey: 'dummy', baseUrl: server.http, model: 'af_heart' });
+    const out = await liveKitStream(tts as never, [TWO_SENTENCES]);
+    await tts.close();
+    expect(out.errors).toEqual([]);
+    expect(out.sampleRate).toBe(24000);
+    const whole = (await reference(TWO_SENTENCES)).length / 2;
+    expect(out.samples).toBeGreaterThan(whole * 0.8);
+    expect(out.samples).toBeLessThan(whole * 1.2);
+  });
+});
+
+describe('the vendors’ SDKs', () => {
+  it('Cartesia SDK: a context pushed in pieces; pcm_f32le is the same audio as floats; timestamps name the words', async () => {
+    const client = new Cartesia({ apiKey: 'dummy', baseURL: server.http, maxRetries: 0 });
+    const ws = await client.tts.websocket({
+      createConnection: (o: { host: string; port: number }) => net.connect({ host: o.host, port: o.port }),
+    } as never);
+    const errors: unknown[] = [];
+    ws.on('error', (e: unknown) => errors.push(e));
+    const ctx = ws.context({
+      model_id: 'sonic-3',
+      voice: { mode: 'id', id: 'af_heart' },
+      output_format: { container: 'raw', encoding: 'pcm_f32le', sample_rate: 24000 },
+      add_timestamps: true,
+    } as never);
+    await ctx.push({ transcript: 'The SDK writes this ' });
+    await ctx.push({ transcript: 'in two parts.' });
+    await ctx.no_more_inputs();
+    const floats: Buffer[] = [];
+    const words: string[] = [];
+    const types: string[] = [];
+    for await (const event of ctx.receive({ timeout: 20_000 })) {
+      const e = event as { type: string; audio?: Uint8Array; word_timestamps?: { words: string[] } };
+      types.push(e.type);
+      if (e.type === 'chunk') floats.push(Buffer.from(e.audio!));
+      if (e.type === 'timestamps') words.push(...e.word_timestamps!.words);
+    }
+    ws.close();
+    expect(errors).toEqual([]);
+    expect(types.at(-1)).toBe('done');
+    expect(words).toEqual(['The', 'SDK', 'writes', 'this', 'in', 'two', 'parts.']);
+    const f32 = Buffer.concat(floats);
+    const s16 = await reference('The SDK writes this in two parts.');
+    expect(f32.length).toBe(s16.length * 2);
+    for (let i = 0; i < s16.length / 2; i += 97) {
+      expect(f32.readFloatLE(i * 4)).toBe(s16.readInt16LE(i * 2) / 32768);
+    }
+  });
+
+  it('Deepgram SDK: Speak, Flush → audio then Flushed; the audio is our PCM for the text', async () => {
+    const deepgram = new DeepgramClient({ apiKey: 'dummy', baseUrl: server.http });
+    const conn = await deepgram.speak.v1.connect({
+      model: 'af_heart',
+      encoding: 'linear16',
+      sample_rate: 24000,
+      reconnectAttempts: 0,
+    } as never);
+    const audio: Buffer[] = [];
+    const controls: Record<string, unknown>[] = [];
+    let flushed!: () => void;
+    const flushedNow = new Promise<void>((resolve) => (flushed = resolve));
+    conn.on('message', async (m: unknown) => {
+      if (m instanceof Blob) audio.push(Buffer.from(await m.arrayBuffer()));
+      else {
+        controls.push(m as Record<string, unknown>);
+        if ((m as { type?: string }).type === 'Flushed') flushed();
+      }
+    });
+    conn.connect();
+    await conn.waitForOpen();
+    conn.sendText({ type: 'Speak', text: 'Spoken through the SDK.' });
+    conn.sendFlush({ type: 'Flush' });
+    await flushedNow;
+    conn.sendClose({ type: 'Close' });
+    await new Promise((r) => setTimeout(r, 50)); // the last Blob's arrayBuffer() settles
+    expect(controls.map((c) => c.type)).toEqual(['Metadata', 'Flushed']);
+    expect(Buffer.concat(audio).equals(await reference('Spoken through the SDK.'))).toBe(true);
+  });
+
+  it('ElevenLabs stream-input (a plain WebSocket): text in pieces, audio with alignment, isFinal, then the close', async () => {
+    const client = await open(`${wsBase()}/v1/text-to-speech/${RACHEL}/stream-input?output_format=pcm_24000`);
+    client.send({ text: ' ', voice_settings: { stability: 0.5 } }, false);
+    client.send({ text: 'Said over ' }, false);
+    client.send({ text: 'the old socket. ' }, false);
+    client.send({ text: '' }, false);
+    expect(await client.closed(20_000)).toBe(1000);
+    const all = messages(client);
+    expect(all.at(-1)).toEqual({ isFinal: true });
+    const audio = decodedAudio(client, 'audio', () => true);
+    expect(audio.equals(await reference('Said over the old socket.'))).toBe(true);
+    const chars = all.flatMap((m) => (m.alignment as { chars?: string[] } | null)?.chars ?? []);
+    expect(chars.join('').trim()).toBe('Said over the old socket.');
+  });
+});
+
+describe('barge-in on every dialect: the answer says what the listener received', () => {
+  it('ElevenLabs: close_context on a context not flushed cuts it; isFinal carries heard', async () => {
+    const client = await open(
+      `${wsBase()}/v1/text-to-speech/${RACHEL}/multi-stream-input?output_format=pcm_24000`,
+    );
+    client.send({ text: ' ', context_id: 'turn' }, false);
+    client.send({ text: `First sentence. ${LONG} `, context_id: 'turn' }, false);
+    await client.until((c) => decodedAudio(c, 'audio', () => true).length > 0, 'audio');
+    client.send({ context_id: 'turn', close_context: true }, false);
+    await client.until((c) => messages(c).some((m) => m.isFinal === true), 'isFinal');
+    const final = messages(client).find((m) => m.isFinal === true)!;
+    const sent = decodedAudio(client, 'audio', () => true).length;
+    expect(final).toMatchObject({
+      isFinal: true,
+      contextId: 'turn',
+      heard: { samples: sent / 2, sample_rate: 24000 },
+    });
+    const heard = final.heard as { words: { word: string; char_start: number }[]; ms: number };
+    expect(heard.words.map((w) => w.word)).toEqual(['First', 'sentence.'].slice(0, heard.words.length));
+    expect(heard.words.length).toBeGreaterThan(0);
+    // Offsets are in the context's text as sent: the opening " " is its first character.
+    expect(heard.words[0]).toMatchObject({ word: 'First', char_start: 1, char_end: 6 });
+    client.close();
+  });
+
+  it('Cartesia: cancel cuts the context; a done with heard answers it', async () => {
+    const client = await open(`${wsBase()}/tts/websocket`);
+    const request = {
+      model_id: 'sonic-3',
+      voice: { mode: 'id', id: 'af_heart' },
+      output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 16000 },
+      context_id: 'c1',
+    };
+    client.send({ ...request, transcript: `First sentence. ${LONG}` }, false);
+    await client.until((c) => decodedAudio(c, 'data', () => true).length > 0, 'a chunk');
+    client.send({ context_id: 'c1', cancel: true }, false);
+    await client.until((c) => messages(c).some((m) => m.type === 'done'), 'done');
+    const done = messages(client).find((m) => m.type === 'done')!;
+    const sent = decodedAudio(client, 'data', () => true).length;
+    expect(done).toMatchObject({
+      type: 'done',
+      context_id: 'c1',
+      cancelled: true,
+      heard: { samples: sent / 2, sample_rate: 16000 },
+    });
+    // A cancelled context is closed: its id is refused, in Cartesia's error shape.
+    client.send({ ...request, transcript: 'Again?' }, false);
+    await client.until((c) => messages(c).some((m) => m.type === 'error'), 'the error');
+    expect(messages(client).find((m) => m.type === 'error')).toMatchObject({
+      type: 'error',
+      done: true,
+      status_code: 409,
+      error_code: 'context_closed',
+      context_id: 'c1',
+      error: expect.stringMatching(/cannot be used again/),
+    });
+    client.close();
+  });
+
+  it('Deepgram: Clear is answered by Cleared with heard', async () => {
+    const client = await open(`${wsBase()}/v1/speak?model=af_heart&encoding=linear16&sample_rate=24000`);
+    client.send({ type: 'Speak', text: `First sentence. ${LONG}` }, false);
+    client.send({ type: 'Flush' }, false);
+    await client.until((c) => c.frames.some((f) => f.kind === 'audio'), 'audio');
+    client.send({ type: 'Clear' }, false);
+    await client.untilControls('Cleared', 1);
+    const sent = client.frames.reduce((n, f) => n + (f.kind === 'audio' ? f.bytes.length : 0), 0);
+    expect(client.controls('Cleared')[0]).toMatchObject({
+      type: 'Cleared',
+      sequence_id: 0,
+      heard: { samples: sent / 2, sample_rate: 24000 },
+    });
+    client.close();
+  });
+});
+
+describe('bad input: the dialect’s own error shape, and the socket serves on', () => {
+  it('ElevenLabs: an unknown voice or format is refused at connection time with its error and 1008', async () => {
+    const voice = await open(`${wsBase()}/v1/text-to-speech/NoSuchVoice123/multi-stream-input`);
+    expect(await voice.closed()).toBe(1008);
+    expect(messages(voice)[0]).toMatchObject({
+      error: 'voice_not_found',
+      code: 1008,
+      message: expect.stringMatching(/Unknown voice/),
+    });
+    const format = await open(`${wsBase()}/v1/text-to-speech/${RACHEL}/stream-input?output_format=alaw_8000`);
+    expect(await format.closed()).toBe(1008);
+    expect(messages(format)[0]).toMatchObject({
+      error: 'invalid_option',
+      message: expect.stringMatching(/output_format/),
+    });
+  });
+
+  it('ElevenLabs multi: a closed context, a reused id, too many contexts, bad messages — each an error naming its context', async () => {
+    const client = await open(
+      `${wsBase()}/v1/text-to-speech/${RACHEL}/multi-stream-input?output_format=pcm_16000`,
+    );
+    client.send({ text: ' ', context_id: 'done' }, false);
+    client.send({ text: 'Short. ', context_id: 'done', flush: true }, false);
+    client.send({ context_id: 'done', close_context: true }, false);
+    await client.until(
+      (c) => messages(c).some((m) => m.isFinal === true && m.contextId === 'done'),
+      'isFinal',
+    );
+    client.send({ text: 'Again. ', context_id: 'done' }, false); // reused after close
+    client.send({ context_id: 'x', text: 42 }, false); // not text
+    client.send('not json', false);
+    for (const id of ['a', 'b', 'c', 'd', 'e']) client.send({ text: ' ', context_id: id }, false);
+    client.send({ text: ' ', context_id: 'f' }, false); // the sixth open context
+    await client.until((c) => messages(c).filter((m) => m.error !== undefined).length >= 4, 'four errors');
+    const errors = messages(client).filter((m) => m.error !== undefined);
+    expect(errors.map((e) => [e.error, e.contextId])).toEqual([
+      ['context_closed', 'done'],
+      ['invalid_option', 'x'],
+      ['invalid_option', undefined],
+      ['too_many_contexts', 'f'],
+    ]);
+    // The open contexts still speak.
+    client.send({ text: 'Still here. ', context_id: 'a', flush: true }, false);
+    client.send({ context_id: 'a', close_context: true }, false);
+    await client.until(
+      (c) => messages(c).some((m) => m.isFinal === true && m.contextId === 'a'),
+      'context a',
+    );
+    expect(decodedAudio(client, 'audio', (m) => m.contextId === 'a').length).toBeGreaterThan(0);
+    expect(client.closeCode).toBeUndefined();
+    client.close();
+  });
+
+  it('Cartesia: unknown voice, unsupported format, bad messages and too many contexts — errors with context_id; other contexts finish', async () => {
+    const client = await open(`${wsBase()}/tts/websocket`);
+    const good = {
+      model_id: 'sonic-3',
+      voice: 'af_heart',
+      output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 24000 },
+    };
+    client.send(
+      { ...good, voice: { mode: 'id', id: 'no-such-voice' }, transcript: 'x', context_id: 'v' },
+      false,
+    );
+    client.send(
+      {
+        ...good,
+        output_format: { container: 'raw', encoding: 'pcm_alaw', sample_rate: 8000 },
+        transcript: 'x',
+        context_id: 'f',
+      },
+      false,
+    );
+    client.send(
+      { ...good, output_format: { container: 'mp3', sample_rate: 44100 }, transcript: 'x', context_id: 'm' },
+      false,
+    );
+    client.send({ ...good, transcript: 7, context_id: 't' }, false);
+    for (const id of ['k1', 'k2', 'k3', 'k4', 'k5'])
+      client.send({ ...good, transcript: 'Open ', continue: true, context_id: id }, false);
+    client.send({ ...good, transcript: 'One too many.', context_id: 'k6' }, false);
+    await client.until((c) => messages(c).filter((m) => m.type === 'error').length >= 5, 'five errors');
+    const errors = messages(client).filter((m) => m.type === 'error');
+    expect(errors.map((e) => [e.error_code, e.context_id, e.status_code])).toEqual([
+      ['voice_not_found', 'v', 400],
+      ['invalid_option', 'f', 400],
+      ['invalid_option', 'm', 400],
+      ['invalid_option', 't', 400],
+      ['too_many_contexts', 'k6', 429],
+    ]);
+    for (const e of errors)
+      expect(e).toMatchObject({ done: true, error: e.message, title: expect.any(String) });
+    for (const id of ['k1', 'k2', 'k3', 'k4', 'k5'])
+      client.send({ ...good, transcript: 'now ends.', context_id: id }, false);
+    await client.until((c) => messages(c).filter((m) => m.type === 'done').length >= 5, 'five done');
+    // Finished contexts are let go: a new one opens.
+    client.send({ ...good, transcript: 'A new turn.', context_id: 'k7' }, false);
+    await client.until((c) => messages(c).some((m) => m.type === 'done' && m.context_id === 'k7'), 'k7');
+    expect(client.closeCode).toBeUndefined();
+    client.close();
+  });
+
+  it('a flood of text past the unspoken-text bound: errors in the dialect’s shape, and the session goes on', async () => {
+    const client = await open(
+      `${wsBase()}/v1/text-to-speech/${RACHEL}/multi-stream-input?output_format=pcm_16000`,
+    );
+    client.send({ text: ' ', context_id: 'flood' }, false);
+    const unending = 'word '.repeat(2000); // 10 KB with no sentence end: held until a flush
+    for (let i = 0; i < 12; i++) client.send({ text: unending, context_id: 'flood' }, false);
+    await client.until((c) => messages(c).some((m) => m.error === 'text_too_long'), 'text_too_long');
+    expect(messages(client).find((m) => m.error === 'text_too_long')).toMatchObject({ contextId: 'flood' });
+    client.send({ context_id: 'flood', close_context: true }, false);
+    client.send({ text: 'After the flood. ', context_id: 'calm', flush: true }, false);
+    client.send({ context_id: 'calm', close_context: true }, false);
+    await client.until((c) => messages(c).some((m) => m.isFinal === true && m.contextId === 'calm'), 'calm');
+    expect(client.closeCode).toBeUndefined();
+    client.close();
+  });
+});
+
+describe('SageMaker: the invocation path header selects each dialect', () => {
+  const sagemaker = (path: string, query?: string) =>
+    open(`${wsBase()}/invocations-bidirectional-stream`, {
+      'x-amzn-sagemaker-model-invocation-path': path,
+      ...(query !== undefined ? { 'x-amzn-sagemaker-model-query-string': query } : {}),
+    });
+
+  it('ElevenLabs multi-stream-input', async () => {
+    const client = await sagemaker(
+      `v1/text-to-speech/${RACHEL}/multi-stream-input`,
+      'output_format=pcm_24000',
+    );
+    client.send({ text: 'Through SageMaker. ', context_id: 's', flush: true }, false);
+    client.send({ context_id: 's', close_context: true }, false);
+    await client.until((c) => messages(c).some((m) => m.isFinal === true), 'isFinal');
+    expect(decodedAudio(client, 'audio', () => true).equals(await reference('Through SageMaker.'))).toBe(
+      true,
+    );
+    client.close();
+  });
+
+  it('Cartesia', async () => {
+    const client = await sagemaker('tts/websocket');
+    client.send(
+      {
+        model_id: 'sonic-3',
+        voice: 'af_heart',
+        output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 24000 },
+        transcript: 'Through SageMaker.',
+        context_id: 's',
+      },
+      false,
+    );
+    await client.until((c) => messages(c).some((m) => m.type === 'done'), 'done');
+    expect(decodedAudio(client, 'data', () => true).equals(await reference('Through SageMaker.'))).toBe(true);
+    client.close();
+  });
+});
