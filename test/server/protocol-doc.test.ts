@@ -11,6 +11,7 @@ import { ERROR_CODES, FORMATS, OPENAI_MODELS, OPENAI_VOICES } from '../../protoc
 import type { Engine } from '../../dist/model/engine.js';
 import { parseConfig } from '../../dist/server/config.js';
 import { parseOptions } from '../../dist/server/request.js';
+import { CARTESIA_VOICES, ELEVENLABS_VOICES } from '../../dist/server/vendor-voices.js';
 import { TIMESTAMPED_MODEL_DIR, sharedServer, TestClient, type TestServer } from './harness.ts';
 
 const doc = readFileSync(new URL('../../docs/protocol.md', import.meta.url), 'utf8');
@@ -102,6 +103,13 @@ describe('docs/protocol.md against a running server', () => {
     await client.untilControls('error', 1);
     await client.untilControls('synthesis_complete', 1);
     await client.untilControls('synthesis_cancelled', 1);
+    // A cancel that cuts a request in flight: its answer says what was heard.
+    const long = `Codes ${Array.from({ length: 60 }, () => '987654321').join(', ')} end.`;
+    client.send({ text: `${long} ${long}`, request_id: 'doc-4' });
+    await client.untilControls('synthesis_start', 2);
+    client.send({ type: 'cancel' });
+    await client.untilControls('synthesis_cancelled', 2);
+    expect(client.controls('synthesis_cancelled')[1]!.heard).toBeDefined();
     client.close();
     const sent = new Map<string, string[]>();
     for (const frame of client.controls()) sent.set(String(frame.type), Object.keys(frame).sort());
@@ -140,6 +148,16 @@ describe('docs/protocol.md against a running server', () => {
     expect(documented.get('error')).toEqual(['code', 'message', 'request_id']);
     documented.delete('error');
     expect(events).toEqual(documented);
+  });
+
+  it('maps exactly the vendors’ voice ids the code maps, to the same Kokoro voices', () => {
+    const rows = table('Vendor voices');
+    const of = (vendor: string) =>
+      Object.fromEntries(
+        rows.filter(([v]) => v === vendor).map(([, id, , voice]) => [unticked(id!), unticked(voice!)]),
+      );
+    expect(of('ElevenLabs')).toEqual(ELEVENLABS_VOICES);
+    expect(of('Cartesia')).toEqual(CARTESIA_VOICES);
   });
 
   it('maps exactly OpenAI’s voice names, to the Kokoro voices the code maps them to', () => {
