@@ -150,6 +150,21 @@ describe('contexts on our protocol', () => {
     client.close();
   });
 
+  it('a short context is not held behind a long one: the dispatch policy serves next-needed sentences first come first served', async () => {
+    const client = await TestClient.open(contextsUrl());
+    client.send({ text: `${LONG} ${LONG}`, context_id: 'long', request_id: 'two-long-sentences' });
+    await client.untilControls('synthesis_start', 1);
+    client.send({ text: SHORT, context_id: 'short', request_id: 'short' });
+    await client.untilControls('synthesis_complete', 2);
+    // The short turn's sentence waited for the long one's first sentence only, not its second.
+    expect(client.controls('synthesis_complete').map((c) => c.request_id)).toEqual([
+      'short',
+      'two-long-sentences',
+    ]);
+    expect(audioOf(client, 'short').equals(await reference(SHORT))).toBe(true);
+    client.close();
+  });
+
   it('bad input: each an error frame naming the context, the socket and its other contexts serve on', async () => {
     const client = await TestClient.open(contextsUrl());
     client.send({ text: SHORT, context_id: 'live', request_id: 'live-1' });
