@@ -6,7 +6,7 @@
  * the default voice with one `Warning`), `encoding` (`linear16` or `mulaw`), `sample_rate`, `speed`.
  * Client messages: `Speak` (text for the open utterance), `Flush` (speak it; answered by `Flushed`
  * after its audio), `Clear` (barge-in; answered by `Cleared`, and no audio from before it
- * follows), `Close` (finish, then close). The server sends `Metadata` first, audio as binary
+ * follows), `KeepAlive` (only resets the idle clock), `Close` (finish, then close). The server sends `Metadata` first, audio as binary
  * frames, and problems as `Warning` frames; the session stays open.
  */
 import { randomUUID } from 'node:crypto';
@@ -125,10 +125,12 @@ export function parseDeepgramMessage(data: Buffer): Command {
       return { kind: 'cancel', requestId: undefined };
     case 'close':
       return { kind: 'close' };
+    case 'keepalive':
+      return { kind: 'keep-alive' };
     default:
       throw ttsError(
         'TTS_ERR_UNKNOWN_TYPE',
-        `Unknown message type ${JSON.stringify(String(fields.type).slice(0, 40))}; should be Speak, Flush, Clear or Close`,
+        `Unknown message type ${JSON.stringify(String(fields.type).slice(0, 40))}; should be Speak, Flush, Clear, KeepAlive or Close`,
       );
   }
 }

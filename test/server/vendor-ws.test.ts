@@ -12,10 +12,11 @@ import { createRequire } from 'node:module';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { initializeLogger } from '@livekit/agents';
+import { initializeLogger, tokenize, tts as lkTts } from '@livekit/agents';
 import * as lkCartesia from '@livekit/agents-plugin-cartesia';
 import * as lkDeepgram from '@livekit/agents-plugin-deepgram';
 import * as lkElevenLabs from '@livekit/agents-plugin-elevenlabs';
+import * as lkOpenAi from '@livekit/agents-plugin-openai';
 import { DeepgramClient } from '@deepgram/sdk';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -160,6 +161,22 @@ describe('LiveKit agents 1.9 TTS plugins, streamed text in', () => {
     expect(out.samples).toBeGreaterThan(whole * 0.8);
     expect(out.samples).toBeLessThan(whole * 1.2);
     expect(out.transcript.join(' ')).toBe(WORDS.join(' '));
+  });
+
+  it('OpenAI (/v1/audio/speech) through LiveKit’s StreamAdapter, as agents stream to a non-streaming TTS', async () => {
+    const openAi = new lkOpenAi.TTS({
+      apiKey: 'dummy',
+      baseURL: `${server.http}/v1`,
+      voice: 'af_heart' as never,
+    });
+    const adapter = new lkTts.StreamAdapter(openAi, new tokenize.basic.SentenceTokenizer());
+    const out = await liveKitStream(adapter as never, [TWO_SENTENCES.slice(0, 30), TWO_SENTENCES.slice(30)]);
+    await adapter.close();
+    expect(out.errors).toEqual([]);
+    expect(out.sampleRate).toBe(24000);
+    const whole = (await reference(TWO_SENTENCES)).length / 2;
+    expect(out.samples).toBeGreaterThan(whole * 0.8);
+    expect(out.samples).toBeLessThan(whole * 1.2);
   });
 
   it('Deepgram (/v1/speak): audio frames, one turn', async () => {
@@ -450,6 +467,42 @@ describe('bad input: the dialect’s own error shape, and the socket serves on',
     client.send({ context_id: 'calm', close_context: true }, false);
     await client.until((c) => messages(c).some((m) => m.isFinal === true && m.contextId === 'calm'), 'calm');
     expect(client.closeCode).toBeUndefined();
+    client.close();
+  });
+});
+
+describe('idle and keep-alive, as each vendor documents, within the server’s own limit', () => {
+  it('ElevenLabs: inactivity_timeout closes a silent socket; keep-alive messages hold it open', async () => {
+    const url = `${wsBase()}/v1/text-to-speech/${RACHEL}/multi-stream-input?output_format=pcm_16000&inactivity_timeout=1`;
+    const kept = await open(url);
+    const silent = await open(url);
+    kept.send({ text: ' ', context_id: 'k' }, false);
+    for (let i = 0; i < 8; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      kept.send({ text: '', context_id: 'k' }, false); // ElevenLabs' keep-alive: resets the clock
+    }
+    expect(await silent.closed(5000)).toBe(1000);
+    expect(silent.closeReason).toBe('idle');
+    expect(kept.closeCode).toBeUndefined();
+    expect(await kept.closed(5000)).toBe(1000);
+  });
+
+  it('ElevenLabs: an inactivity_timeout past 180 s is refused when the socket opens', async () => {
+    const client = await open(`${wsBase()}/v1/text-to-speech/${RACHEL}/stream-input?inactivity_timeout=600`);
+    expect(await client.closed()).toBe(1008);
+    expect(messages(client)[0]).toMatchObject({
+      error: 'invalid_option',
+      message: expect.stringMatching(/inactivity_timeout/),
+    });
+  });
+
+  it('Deepgram: KeepAlive is taken, answered by nothing, and the session serves on', async () => {
+    const client = await open(`${wsBase()}/v1/speak?model=af_heart`);
+    client.send({ type: 'KeepAlive' }, false);
+    client.send({ type: 'Speak', text: 'Still here.' }, false);
+    client.send({ type: 'Flush' }, false);
+    await client.untilControls('Flushed', 1);
+    expect(client.controls().map((c) => c.type)).toEqual(['Metadata', 'Flushed']);
     client.close();
   });
 });
