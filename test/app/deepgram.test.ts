@@ -134,7 +134,7 @@ describe('bad messages: a Warning, and the session lives on', () => {
       'an unknown type',
       '{"type": "Dance"}',
       'unknown_type',
-      /^Unknown message type "Dance"; should be Speak, Flush, Clear or Close$/,
+      /^Unknown message type "Dance"; should be Speak, Flush, Clear, KeepAlive or Close$/,
     ],
     ['no type', '{"text": "Hi."}', 'unknown_type', /^Unknown message type "undefined"/],
     ['bytes that are not UTF-8', Buffer.from([0x7b, 0xff]), 'invalid_utf8', /not valid UTF-8/],

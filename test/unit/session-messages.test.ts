@@ -144,7 +144,7 @@ describe('parseDeepgramMessage', () => {
       'an unknown type',
       bytes('{"type":"Dance"}'),
       'unknown_type',
-      /^Unknown message type "Dance"; should be Speak, Flush, Clear or Close$/,
+      /^Unknown message type "Dance"; should be Speak, Flush, Clear, KeepAlive or Close$/,
     ],
     ['no type', bytes('{"text":"Hi."}'), 'unknown_type', /^Unknown message type "undefined";/],
     ['the native synthesize', bytes('{"type":"synthesize","text":"Hi."}'), 'unknown_type', /"synthesize"/],
