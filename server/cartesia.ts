@@ -93,8 +93,6 @@ function optionsOf(fields: Record<string, unknown>, engine: Engine): Record<stri
 export function cartesiaDialect(engine: Engine): SessionDialect {
   /** Each context's utterance id while it takes text (a short id, whatever the context's length). */
   const utteranceIds = new Map<string, string>();
-  /** Requests whose audio goes out as 32-bit floats. */
-  const floats = new Set<string>();
   /** When each request's last chunk left, for `step_time`. */
   const lastChunk = new Map<string, number>();
   let count = 0;
@@ -124,9 +122,10 @@ export function cartesiaDialect(engine: Engine): SessionDialect {
       const options = optionsOf(fields, engine);
       let requestId = utteranceIds.get(context);
       if (requestId === undefined) {
-        requestId = `c${++count}`;
+        // The id says how the audio goes out: `f…` as 32-bit floats, `c…` as it is.
+        const float = (fields.output_format as Record<string, unknown>).encoding === 'pcm_f32le';
+        requestId = `${float ? 'f' : 'c'}${++count}`;
         utteranceIds.set(context, requestId);
-        if ((fields.output_format as Record<string, unknown>).encoding === 'pcm_f32le') floats.add(requestId);
       }
       const append: Command = {
         kind: 'append',
@@ -161,7 +160,7 @@ export function cartesiaDialect(engine: Engine): SessionDialect {
       const now = performance.now();
       const stepMs = now - (lastChunk.get(requestId) ?? now);
       lastChunk.set(requestId, now);
-      const out = floats.has(requestId) ? pcm16ToFloat32(bytes) : bytes;
+      const out = requestId.startsWith('f') ? pcm16ToFloat32(bytes) : bytes;
       return {
         data: JSON.stringify({
           type: 'chunk',
@@ -185,11 +184,8 @@ export function cartesiaDialect(engine: Engine): SessionDialect {
         end: words.map((w) => w.end_s),
       },
     }),
-    complete: ({ requestId, context }) => {
-      floats.delete(requestId);
-      lastChunk.delete(requestId);
-      return done(context);
-    },
+    complete: ({ context }) => done(context),
+    ended: ({ requestId }) => lastChunk.delete(requestId),
     mark: () => undefined,
     cancelled: () => undefined,
     // A cancel's answer (Cartesia sends none; clients that stopped reading the context skip it).

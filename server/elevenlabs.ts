@@ -17,7 +17,13 @@
 import type { Engine, RunFigures, WordTiming } from '../model/engine.ts';
 import { ttsError } from './errors.ts';
 import { charAlignment } from './elevenlabs-alignment.ts';
-import { decodeText, parseJsonObject, type Command, type SessionDialect } from './session-messages.ts';
+import {
+  MAX_CONTEXT_ID_BYTES,
+  decodeText,
+  parseJsonObject,
+  type Command,
+  type SessionDialect,
+} from './session-messages.ts';
 import { ELEVENLABS_VOICES, elevenLabsOutput, vendorVoice } from './vendor-voices.ts';
 import type { ErrorBody } from '../protocol/errors.ts';
 
@@ -29,7 +35,13 @@ export function elevenLabsSocketPath(
 ): { voiceId: string; multi: boolean } | undefined {
   const match = path === undefined ? null : WS_PATH.exec(path.split('?')[0]!);
   if (!match) return undefined;
-  return { voiceId: decodeURIComponent(match[1]!), multi: match[2] === 'multi-stream-input' };
+  let voiceId = match[1]!;
+  try {
+    voiceId = decodeURIComponent(voiceId);
+  } catch {
+    // Not valid percent-encoding: taken as written, and refused as an unknown voice.
+  }
+  return { voiceId, multi: match[2] === 'multi-stream-input' };
 }
 
 /** ElevenLabs' own default when the client names no `output_format`. */
@@ -68,6 +80,12 @@ function firstMessageFields(fields: Record<string, unknown>): Record<string, unk
   }
   const config = fields.generation_config;
   if (config !== undefined && config !== null) {
+    if (typeof config !== 'object' || Array.isArray(config)) {
+      throw invalid(
+        'generation_config should be an object such as {"chunk_length_schedule": [120, 160]}',
+        'generation_config',
+      );
+    }
     const schedule = (config as Record<string, unknown>).chunk_length_schedule;
     if (schedule !== undefined) {
       if (!Array.isArray(schedule) || schedule.some((n) => typeof n !== 'number' || !(n > 0))) {
@@ -108,7 +126,7 @@ export function elevenLabsDialect(
       'inactivity_timeout',
     );
   }
-  const ssml = query.get('enable_ssml_parsing') === 'true';
+  const ssml = query.get('enable_ssml_parsing')?.toLowerCase() === 'true';
   const normalization = query.get('apply_text_normalization');
   if (normalization !== null && !['auto', 'on', 'off'].includes(normalization)) {
     throw invalid(
@@ -139,8 +157,14 @@ export function elevenLabsDialect(
     let context: string | undefined;
     if (multi) {
       const named = fields.context_id ?? fields.contextId;
-      if (named !== undefined && (typeof named !== 'string' || named === '')) {
-        throw invalid('context_id should be a non-empty string', 'context_id');
+      if (
+        named !== undefined &&
+        (typeof named !== 'string' || named === '' || Buffer.byteLength(named) > MAX_CONTEXT_ID_BYTES)
+      ) {
+        throw invalid(
+          `context_id should be a non-empty string of at most ${MAX_CONTEXT_ID_BYTES} UTF-8 bytes`,
+          'context_id',
+        );
       }
       context = (named as string | undefined) ?? DEFAULT_CONTEXT;
     }
@@ -181,13 +205,15 @@ export function elevenLabsDialect(
         ? { kind: 'append', fields: { text: '' }, ...inContext, generate: true }
         : { kind: 'keep-alive', ...inContext };
     }
+    const first = !started.has(key);
+    // Read before anything is noted, so a refused first message leaves the stream unopened.
+    const options = first ? firstMessageFields(fields) : {};
+    started.add(key);
     if (flush) flushed.add(key);
     else if (text.trim() !== '') flushed.delete(key);
-    const first = !started.has(key);
-    started.add(key);
     return {
       kind: 'append',
-      fields: first ? { ...firstMessageFields(fields), text } : { text },
+      fields: { ...options, text },
       ...inContext,
       generate: flush,
       repeatsOptions: true,
@@ -225,10 +251,8 @@ export function elevenLabsDialect(
       return undefined;
     },
     // stream-input's one utterance ends with the stream; a context's with close_context.
-    complete: ({ requestId }, _figures: RunFigures | undefined) => {
-      pendingWords.delete(requestId);
-      return multi ? undefined : { isFinal: true };
-    },
+    complete: (_turn, _figures: RunFigures | undefined) => (multi ? undefined : { isFinal: true }),
+    ended: ({ requestId }) => pendingWords.delete(requestId),
     mark: () => undefined,
     cancelled: () => undefined,
     contextClosed: (context, _cancelled, heard) => ({

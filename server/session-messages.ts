@@ -207,6 +207,8 @@ export interface SessionDialect {
    * request when {@link alwaysWords} (the dialect puts them beside its audio).
    */
   words(turn: Turn, words: readonly WordTiming[]): object | undefined;
+  /** A request has ended, however (completed, cut, failed): the dialect lets go of its state. */
+  ended?(turn: Turn): void;
   /** Words are wanted for every request the engine can time, whatever `timestamps` says. */
   readonly alwaysWords?: boolean;
   /** An SSML `<mark>`, before the audio after it; `timeS` on the request's audio clock. */

@@ -543,6 +543,7 @@ export class Lane {
       });
     } finally {
       this.#current = undefined;
+      dialect.ended?.(turn);
     }
   }
 }
