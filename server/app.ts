@@ -24,6 +24,8 @@ import { PlainText } from './request.ts';
 import { isUpgrade, registerSecurity } from './security.ts';
 import { recordRefusal } from './outcomes.ts';
 import { bidiRoutes } from './routes/bidi.ts';
+import { cartesiaRoutes } from './routes/cartesia-http.ts';
+import { elevenLabsRoutes } from './routes/elevenlabs-http.ts';
 import { invocationRoutes } from './routes/invocations.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { openAiRoutes } from './routes/openai.ts';
@@ -239,6 +241,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(bidiRoutes, { config, lifecycle: deps.lifecycle });
   await app.register(openAiRoutes, { prefix: '/v1', config, lifecycle: deps.lifecycle });
   await app.register(phonemizeRoutes, { prefix: '/v1', config, lifecycle: deps.lifecycle });
+  await app.register(elevenLabsRoutes, { prefix: '/v1/text-to-speech', config, lifecycle: deps.lifecycle });
+  await app.register(cartesiaRoutes, { prefix: '/tts', config, lifecycle: deps.lifecycle });
   if (config.webPage) await app.register(pageRoutes);
   return app;
 }

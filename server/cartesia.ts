@@ -21,7 +21,13 @@ import {
   type Command,
   type SessionDialect,
 } from './session-messages.ts';
-import { CARTESIA_VOICES, cartesiaOutput, pcm16ToFloat32, vendorVoice } from './vendor-voices.ts';
+import {
+  CARTESIA_VOICES,
+  cartesiaOutput,
+  pcm16ToFloat32,
+  vendorLanguage,
+  vendorVoice,
+} from './vendor-voices.ts';
 
 export const CARTESIA_WS_PATH = '/tts/websocket';
 
@@ -79,8 +85,11 @@ function optionsOf(fields: Record<string, unknown>, engine: Engine): Record<stri
   const voice = vendorVoice(cartesiaVoiceId(fields.voice), CARTESIA_VOICES, engine);
   const { format, sampleRate } = cartesiaOutput(fields.output_format, ['raw']);
   const speed = cartesiaSpeed(fields);
+  const languageParam = fields.language !== undefined ? 'language' : 'locale';
+  const lang = vendorLanguage(fields[languageParam], languageParam, voice, engine);
   return {
     voice,
+    ...(lang !== undefined ? { lang } : {}),
     format,
     sample_rate: sampleRate,
     markup: 'none',

@@ -24,7 +24,7 @@ import {
   type Command,
   type SessionDialect,
 } from './session-messages.ts';
-import { ELEVENLABS_VOICES, elevenLabsOutput, vendorVoice } from './vendor-voices.ts';
+import { ELEVENLABS_VOICES, elevenLabsOutput, vendorLanguage, vendorVoice } from './vendor-voices.ts';
 import type { ErrorBody } from '../protocol/errors.ts';
 
 const WS_PATH = /^\/?v1\/text-to-speech\/([^/?]+)\/(stream-input|multi-stream-input)$/;
@@ -133,8 +133,10 @@ export function elevenLabsDialect(
       `apply_text_normalization should be auto, on or off; got ${JSON.stringify(normalization.slice(0, 20))}`,
     );
   }
+  const lang = vendorLanguage(query.get('language_code') ?? undefined, 'language_code', voice, engine);
   const defaults = {
     voice,
+    ...(lang !== undefined ? { lang } : {}),
     format,
     sample_rate: sampleRate,
     markup: ssml ? 'ssml' : 'none',

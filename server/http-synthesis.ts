@@ -123,13 +123,20 @@ export function audioBody(
   first: IteratorResult<Uint8Array>,
 ): Readable {
   async function* rest(): AsyncGenerator<Uint8Array> {
+    let ended = false;
     try {
       for (let next = first; !next.done; next = await audio.next()) yield next.value;
+      ended = true;
       synthesis.completed();
     } catch (err) {
+      ended = true;
       if (!synthesis.signal.aborted)
         synthesis.log.error({ err, ...synthesis.run.figures() }, 'synthesis failed after audio started');
       throw err;
+    } finally {
+      // The body was destroyed (the client left): end the run's iteration too, so its encoder is
+      // given back rather than left waiting for a reader.
+      if (!ended) void audio.return?.(undefined);
     }
   }
   return Readable.from(rest(), { objectMode: false });
@@ -145,4 +152,29 @@ export async function sendAudioStream(
   const first = await firstAudio(synthesis, audio);
   if (!first) return reply; // the client went away
   return reply.type(contentType).send(audioBody(synthesis, audio, first));
+}
+
+/**
+ * The synthesis with each piece of its audio turned into something else (base64 in a JSON line,
+ * wider samples), so that the shared sender streams it: the status waits for the first piece, a
+ * failure after it cuts the body, and the end is recorded once.
+ */
+export function mapAudio(
+  synthesis: HttpSynthesis,
+  map: (bytes: Uint8Array) => Uint8Array,
+  end?: () => Uint8Array | undefined,
+): HttpSynthesis {
+  const { run } = synthesis;
+  return {
+    ...synthesis,
+    run: {
+      figures: () => run.figures(),
+      samplesSoFar: () => run.samplesSoFar(),
+      async *[Symbol.asyncIterator]() {
+        for await (const bytes of run) yield map(bytes);
+        const last = end?.();
+        if (last) yield last;
+      },
+    },
+  };
 }

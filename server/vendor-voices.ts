@@ -4,9 +4,10 @@
  * vendor's id is mapped by the tables below (documented in docs/protocol.md); anything else is
  * refused with `voice_not_found`, never silently replaced.
  */
-import type { Engine } from '../model/engine.ts';
+import { parseLanguage, type Engine } from '../model/engine.ts';
 import { FORMATS, type AudioFormat } from '../protocol/formats.ts';
 import { ttsError } from './errors.ts';
+import { describe } from './request.ts';
 
 /**
  * ElevenLabs' premade voices (their ids are public, in ElevenLabs' voice library and the SDKs'
@@ -139,4 +140,74 @@ export function pcm16ToFloat32(bytes: Uint8Array): Uint8Array {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
   for (let i = 0; i < count; i++) out.setFloat32(i * 4, view.getInt16(i * 2, true) / 32768, true);
   return new Uint8Array(out.buffer);
+}
+
+/** The body as an object of fields, or a `bad_request` naming an example of what to send. */
+export function bodyFields(body: unknown, example: string): Record<string, unknown> {
+  if (body !== null && typeof body === 'object' && !Array.isArray(body))
+    return body as Record<string, unknown>;
+  throw ttsError(
+    'TTS_ERR_BAD_REQUEST',
+    `The body should be a JSON object such as ${example}; got ${body === undefined ? 'no body' : describe(body)}`,
+    { data: { param: 'body' } },
+  );
+}
+
+/**
+ * The vendors' two-letter language codes that name a Kokoro language, as the request parser's
+ * `lang` takes them. `en` is absent: English is read as the voice's own (American or British)
+ * unless the voice speaks another language, then American.
+ */
+const ISO_LANGUAGES: Readonly<Record<string, string>> = {
+  es: 'es',
+  fr: 'fr-fr',
+  hi: 'hi',
+  it: 'it',
+  ja: 'ja',
+  pt: 'pt-br',
+  zh: 'zh',
+};
+
+/**
+ * A vendor's language code (`language_code`, Cartesia's `language`) as the request's `lang`:
+ * undefined to read the text in the voice's own language. Kokoro's own names (`en-GB`, `pt-BR`)
+ * are taken too.
+ * @throws TtsError `language_unsupported` (param: the vendor's field) for a language this server
+ * cannot speak, naming those it can.
+ */
+export function vendorLanguage(
+  value: unknown,
+  param: string,
+  voice: string,
+  engine: Engine,
+): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const served = engine.info.languages.map((l) => l.code as string);
+  const codes = [
+    ...(served.includes('a') || served.includes('b') ? ['en'] : []),
+    ...Object.entries(ISO_LANGUAGES)
+      .filter(([, name]) => served.includes(parseLanguage(name)!))
+      .map(([code]) => code),
+  ].sort();
+  if (typeof value !== 'string')
+    throw ttsError(
+      'TTS_ERR_INVALID_OPTION',
+      `${param} should be a language code such as "en" or "es"; got ${describe(value)}`,
+      { data: { param } },
+    );
+  const code = value.toLowerCase();
+  let lang: string | undefined = Object.hasOwn(ISO_LANGUAGES, code) ? ISO_LANGUAGES[code] : value;
+  if (code === 'en') {
+    const own = engine.voices.resolve(voice).lang as string;
+    lang = own === 'a' || own === 'b' ? undefined : 'en-us';
+  }
+  const named = lang === undefined ? undefined : parseLanguage(lang);
+  if (lang !== undefined && (named === undefined || !served.includes(named))) {
+    throw ttsError(
+      'TTS_ERR_LANGUAGE_UNSUPPORTED',
+      `${param} ${JSON.stringify(value.slice(0, 20))} is not a language this server speaks; use one of ${codes.join(', ')} (or a regional tag: ${engine.info.languages.map((l) => l.tag).join(', ')})`,
+      { data: { param } },
+    );
+  }
+  return lang;
 }

@@ -1,0 +1,208 @@
+/**
+ * ElevenLabs' text-to-speech over HTTP, under /v1/text-to-speech: `POST /:voice_id/stream` and
+ * `POST /:voice_id` (the audio, streamed as it is synthesized or as one file), and
+ * `POST /:voice_id/stream/with-timestamps` (one JSON object per line: a piece of audio in base64
+ * with the character alignment of the words it finished). What ElevenLabs' SDK and LiveKit's plugin
+ * send is translated into the server's request; every error under the prefix, the shared hooks' too
+ * (auth, the drain), answers in ElevenLabs' shape, `{"detail": {"status", "message"}}`.
+ */
+import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import type { Engine, WordTiming } from '../../model/engine.ts';
+import { FORMATS } from '../../protocol/formats.ts';
+import { SPEED_MAX, SPEED_MIN } from '../../protocol/request.ts';
+import type { Config } from '../config.ts';
+import { ELEVENLABS_DEFAULT_FORMAT } from '../elevenlabs.ts';
+import { charAlignment } from '../elevenlabs-alignment.ts';
+import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../errors.ts';
+import { mapAudio, sendAudioStream, startHttpSynthesis } from '../http-synthesis.ts';
+import type { Lifecycle } from '../lifecycle.ts';
+import { recordRefusal } from '../outcomes.ts';
+import { describe, parseOptions, type SynthesisOptions } from '../request.ts';
+import {
+  ELEVENLABS_VOICES,
+  bodyFields,
+  elevenLabsOutput,
+  vendorLanguage,
+  vendorVoice,
+} from '../vendor-voices.ts';
+
+/** ElevenLabs' error body. */
+export interface ElevenLabsErrorBody {
+  readonly detail: { readonly status: string; readonly message: string };
+}
+
+/** Any thrown value as ElevenLabs' error body, with its status and the server's own code. */
+export function toElevenLabsError(err: unknown): { status: number; body: ElevenLabsErrorBody; code: string } {
+  const { status, body } = toErrorBody(err);
+  return { status, code: body.code, body: { detail: { status: body.code, message: body.message } } };
+}
+
+function invalid(param: string, message: string): never {
+  throw ttsError('TTS_ERR_INVALID_OPTION', message, { data: { param } });
+}
+
+/** ElevenLabs' `apply_text_normalization`: `off` turns the normalizer off. */
+const NORMALIZATION_MODES = ['auto', 'on', 'off'];
+
+/**
+ * Checks an ElevenLabs text-to-speech request (the voice in the path, the output in the query, the
+ * rest in the body) and translates it into the server's request.
+ */
+export function parseElevenLabsRequest(
+  voiceId: string,
+  query: Record<string, unknown>,
+  body: unknown,
+  ctx: { config: Config; engine: Engine; timestamps: boolean },
+): SynthesisOptions {
+  const { engine } = ctx;
+  const fields = bodyFields(body, '{"text": "Hello", "model_id": "eleven_flash_v2_5"}');
+  if (fields.text === undefined)
+    throw ttsError('TTS_ERR_BAD_REQUEST', 'text is required: the text to speak', { data: { param: 'text' } });
+  if (fields.model_id !== undefined && fields.model_id !== null && typeof fields.model_id !== 'string')
+    invalid(
+      'model_id',
+      `model_id should be a string (any model id is served by Kokoro); got ${describe(fields.model_id)}`,
+    );
+
+  const voice = vendorVoice(voiceId, ELEVENLABS_VOICES, engine);
+
+  const named = query.output_format;
+  if (named !== undefined && typeof named !== 'string')
+    invalid('output_format', `output_format should be named once, such as pcm_24000; got ${describe(named)}`);
+  const output = elevenLabsOutput(named, ELEVENLABS_DEFAULT_FORMAT);
+  if (!engine.info.formats.includes(output.format)) {
+    invalid(
+      'output_format',
+      `output_format ${named ?? ELEVENLABS_DEFAULT_FORMAT} is ${output.format}, which this server does not offer; it offers ${engine.info.formats.join(', ')}`,
+    );
+  }
+
+  const settings = fields.voice_settings ?? {};
+  if (typeof settings !== 'object' || Array.isArray(settings))
+    invalid(
+      'voice_settings',
+      `voice_settings should be an object such as {"speed": 1.1}; got ${describe(settings)}`,
+    );
+  let speed = (settings as { speed?: unknown }).speed ?? 1;
+  if (typeof speed !== 'number' || !Number.isFinite(speed) || speed < SPEED_MIN || speed > SPEED_MAX)
+    invalid(
+      'voice_settings.speed',
+      `voice_settings.speed should be a number from ${SPEED_MIN} to ${SPEED_MAX}; got ${describe(speed)}`,
+    );
+  // An export whose speed input is int32 takes whole numbers; ElevenLabs' 0.7-1.2 rounds to 1.
+  if (engine.info.contract.speedType === 'int32') speed = Math.max(1, Math.round(speed));
+
+  const lang = vendorLanguage(fields.language_code, 'language_code', voice, engine);
+
+  const normalization = fields.apply_text_normalization ?? 'auto';
+  if (typeof normalization !== 'string' || !NORMALIZATION_MODES.includes(normalization))
+    invalid(
+      'apply_text_normalization',
+      `apply_text_normalization should be one of: ${NORMALIZATION_MODES.join(', ')}; got ${describe(normalization)}`,
+    );
+
+  const timestamps = ctx.timestamps && engine.info.capabilities.timestamps;
+  return parseOptions(
+    {
+      text: fields.text,
+      voice,
+      // The text is read as written, as on the WebSockets without enable_ssml_parsing (elevenlabs.ts).
+      markup: 'none',
+      speed,
+      format: output.format,
+      sample_rate: output.sampleRate,
+      ...(lang !== undefined ? { lang } : {}),
+      ...(normalization === 'off' ? { normalization_options: { normalize: false } } : {}),
+      // The request parser times words for an event stream only; this route's lines are one.
+      ...(timestamps ? { timestamps: true, transport: 'sse' } : {}),
+    },
+    { route: 'http', config: ctx.config, engine },
+  );
+}
+
+/** ElevenLabs' character alignment over HTTP: characters and their times in seconds. */
+export interface ElevenLabsAlignment {
+  readonly characters: string[];
+  readonly character_start_times_seconds: number[];
+  readonly character_end_times_seconds: number[];
+}
+
+/** The words' characters, each word's time shared among them (times on the request's clock). */
+function alignment(words: readonly WordTiming[]): ElevenLabsAlignment | null {
+  if (words.length === 0) return null;
+  const { chars, charStartTimesMs, charDurationsMs } = charAlignment(words);
+  return {
+    characters: chars,
+    character_start_times_seconds: charStartTimesMs.map((ms) => ms / 1000),
+    character_end_times_seconds: charStartTimesMs.map((ms, i) => (ms + charDurationsMs[i]!) / 1000),
+  };
+}
+
+export const elevenLabsRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifecycle }> = async (
+  app,
+  { config, lifecycle },
+) => {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const mapped = err instanceof TtsError ? err : fromFastifyError(err, config.maxBodyBytes);
+    const { status, body, code } = toElevenLabsError(mapped);
+    recordRefusal(request.log, lifecycle.metrics, err, status, code, undefined);
+    return reply.code(status).headers(errorHeaders(mapped)).type('application/json').send(body);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const { status, body } = toElevenLabsError(
+      ttsError(
+        'TTS_ERR_NOT_FOUND',
+        `No route ${request.method} ${request.url}; the ElevenLabs-compatible routes are POST /v1/text-to-speech/:voice_id, POST /v1/text-to-speech/:voice_id/stream and POST /v1/text-to-speech/:voice_id/stream/with-timestamps`,
+      ),
+    );
+    return reply.code(status).type('application/json').send(body);
+  });
+
+  type Route = { Params: { voice_id: string }; Querystring: Record<string, unknown> };
+
+  /** The audio routes: the same audio, streamed or (`complete`) as one file. */
+  const audio = (complete: boolean) =>
+    app.post<Route>(complete ? '/:voice_id' : '/:voice_id/stream', async (request, reply) => {
+      const engine = lifecycle.requireEngine();
+      const options = parseElevenLabsRequest(request.params.voice_id, request.query, request.body, {
+        config,
+        engine,
+        timestamps: false,
+      });
+      const synthesis = startHttpSynthesis(request, reply, lifecycle, options, {
+        maxStreams: config.maxHttpStreams,
+        complete,
+      });
+      return sendAudioStream(reply, synthesis, FORMATS[options.format].contentType(options.sampleRate));
+    });
+  audio(false);
+  audio(true);
+
+  app.post<Route>('/:voice_id/stream/with-timestamps', async (request, reply) => {
+    const engine = lifecycle.requireEngine();
+    const options = parseElevenLabsRequest(request.params.voice_id, request.query, request.body, {
+      config,
+      engine,
+      timestamps: true,
+    });
+    // Each piece's words arrive before its audio and wait here for the line that carries it.
+    const pending: WordTiming[] = [];
+    const synthesis = startHttpSynthesis(request, reply, lifecycle, options, {
+      maxStreams: config.maxHttpStreams,
+      ...(options.timestamps ? { onWords: (words: readonly WordTiming[]) => pending.push(...words) } : {}),
+    });
+    const line = (bytes: Uint8Array) => {
+      const aligned = alignment(pending.splice(0));
+      return Buffer.from(
+        `${JSON.stringify({
+          audio_base64: Buffer.from(bytes).toString('base64'),
+          alignment: aligned,
+          normalized_alignment: aligned,
+        })}\n`,
+      );
+    };
+    // Words timed after the last audio (a codec's tail held none) go in a line of no audio.
+    const rest = () => (pending.length > 0 ? line(new Uint8Array(0)) : undefined);
+    return sendAudioStream(reply, mapAudio(synthesis, line, rest), 'application/json');
+  });
+};
