@@ -205,7 +205,13 @@ describe.each<Kind>(['websocket', 'sagemaker'])('%s session', (kind) => {
 
       // Whatever the race: a request either completed (resolved) or is named by the answer, in order.
       const notCompleted = ids.filter((_, i) => settled[i]!.status === 'rejected');
-      expect(answer).toEqual({ type: 'cancelled', requestId: expect.any(String), cancelled: notCompleted });
+      expect(answer).toEqual({
+        type: 'cancelled',
+        requestId: expect.any(String),
+        cancelled: notCompleted,
+        // It cut the request in flight: what of it was sent comes with the answer.
+        heard: expect.objectContaining({ requestId: answer.requestId, sampleRate: 24000 }),
+      });
       // Six slow inferences ahead of it: the last one cannot have been reached.
       expect(answer.cancelled).toContain(ids[3]);
       for (const [i, outcome] of settled.entries()) {
@@ -238,7 +244,12 @@ describe.each<Kind>(['websocket', 'sagemaker'])('%s session', (kind) => {
       const events = await reader.until(isComplete(next), 'the next request');
 
       // The long sentence was in flight: it is cut, the queued one dropped.
-      expect(answer).toEqual({ type: 'cancelled', requestId: first, cancelled: [first, second] });
+      expect(answer).toEqual({
+        type: 'cancelled',
+        requestId: first,
+        cancelled: [first, second],
+        heard: expect.objectContaining({ requestId: first, sampleRate: 24000 }),
+      });
       const at = events.findIndex((e) => e.type === 'cancelled');
       expect(events[at]).toEqual(answer);
       const before = events.slice(0, at);
@@ -277,7 +288,12 @@ describe.each<Kind>(['websocket', 'sagemaker'])('%s session', (kind) => {
       await reader.until((e) => e.type === 'start' && e.requestId === first, 'the utterance to start');
       const flushed = session.flush();
       const answer = await session.cancel();
-      expect(answer).toEqual({ type: 'cancelled', requestId: first, cancelled: [first] });
+      expect(answer).toEqual({
+        type: 'cancelled',
+        requestId: first,
+        cancelled: [first],
+        heard: expect.objectContaining({ requestId: first, sampleRate: 24000 }),
+      });
       await expect(flushed).rejects.toMatchObject({ code: 'cancelled', requestId: first });
 
       // An utterance still open (not flushed) is dropped by a cancel too.

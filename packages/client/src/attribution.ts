@@ -5,7 +5,7 @@
  * `synthesis_cancelled` that names it. Shared by the WebSocket and the SageMaker sessions.
  */
 import { ERROR_CODES } from '../../../protocol/errors.ts';
-import type { TtsAudioEvent, TtsEvent, TtsWord } from './events.ts';
+import type { TtsAudioEvent, TtsEvent, TtsHeard, TtsWord } from './events.ts';
 
 /** The events a control frame becomes. */
 export type TtsControlEvent = Extract<
@@ -84,7 +84,13 @@ export class RequestTracker {
           ? message.cancelled.filter((id): id is string => typeof id === 'string')
           : [];
         for (const id of cancelled) this.settle(id);
-        return { type: 'cancelled', ...(requestId !== undefined ? { requestId } : {}), cancelled };
+        const heard = toHeard(message.heard);
+        return {
+          type: 'cancelled',
+          ...(requestId !== undefined ? { requestId } : {}),
+          cancelled,
+          ...(heard ? { heard } : {}),
+        };
       }
       case 'error': {
         const code = typeof message.code === 'string' ? message.code : 'unknown';
@@ -137,4 +143,23 @@ function toWord(entry: unknown): TtsWord[] {
       ...(typeof charStart === 'number' && typeof charEnd === 'number' ? { charStart, charEnd } : {}),
     },
   ];
+}
+
+/** A cancel's `heard`, or nothing when it is not an object. */
+function toHeard(value: unknown): TtsHeard | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const {
+    request_id: requestId,
+    samples,
+    sample_rate: sampleRate,
+    ms,
+    words,
+  } = value as Record<string, unknown>;
+  return {
+    requestId: String(requestId),
+    samples: Number(samples),
+    sampleRate: Number(sampleRate),
+    ms: Number(ms),
+    ...(Array.isArray(words) ? { words: words.flatMap(toWord) } : {}),
+  };
 }

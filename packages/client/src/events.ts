@@ -73,6 +73,21 @@ export interface TtsErrorEvent {
 }
 
 /**
+ * What the listener received of a request that a cancel cut: the audio that left the server before
+ * the cut, and the words of its text that this audio covers whole, so that an agent can cut its
+ * transcript to what was heard. Audio still in the network or the player counts as received.
+ */
+export interface TtsHeard {
+  readonly requestId: string;
+  /** Samples at `sampleRate` (the request's output rate); exact for PCM and μ-law. */
+  readonly samples: number;
+  readonly sampleRate: number;
+  readonly ms: number;
+  /** Words whose audio was sent whole, in text order; absent when the server's model cannot time words. */
+  readonly words?: readonly TtsWord[];
+}
+
+/**
  * The server's answer to a cancel, after the last audio of what it cut: no event of a request in
  * `cancelled` follows it (neither audio nor `complete`). The session stays open.
  */
@@ -82,6 +97,8 @@ export interface TtsCancelledEvent {
   readonly requestId?: string;
   /** Requests cut or dropped: the one in flight first, then the queued ones in order; may be empty. */
   readonly cancelled: readonly string[];
+  /** What was heard of the request in flight that it cut; absent when it cut none. */
+  readonly heard?: TtsHeard;
 }
 
 /** The session has ended (its last event). */

@@ -1,8 +1,8 @@
 /**
  * What client authors import (`kokoro-stream-client`): the WebSocket session client, the
  * streaming sentence chunker for LLM output, the streaming POST, the wire contract (request options,
- * control frames and the rule that tells them from audio, formats, error codes), the SSE reader and
- * the queue they share.
+ * control frames and the rule that tells them from audio, formats, error codes), the split of a
+ * contexts-mode audio frame, the SSE reader and the queue they share.
  * Nothing here loads server code (Fastify, onnxruntime-node, worker threads, espeak-ng), the AWS SDK
  * or a Node built-in, so it runs in browsers as well as in Node. The SageMaker transports are a
  * subpath of their own, `kokoro-stream-client/sagemaker`.
@@ -19,14 +19,17 @@ export {
   decodeControlFrame,
   isControlFrame,
   type AudioFormat,
+  type ContextClosedFrame,
   type ControlFrame,
   type ErrorBody,
   type ErrorCode,
   type ErrorFrame,
+  type Heard,
   type SynthesisCancelledFrame,
   type SynthesisCompleteFrame,
   type SynthesisOptions,
   type SynthesisStartFrame,
+  type TimedWord,
   type WordTimestampsFrame,
 } from '../../../protocol/index.ts';
 export type {
@@ -36,6 +39,7 @@ export type {
   TtsCompleteEvent,
   TtsErrorEvent,
   TtsEvent,
+  TtsHeard,
   TtsStartEvent,
   TtsWord,
   TtsWordsEvent,
@@ -49,6 +53,7 @@ export {
   type WebSocketConstructor,
   type WebSocketLike,
 } from './session.ts';
+export { splitContextFrame, type ContextAudio } from './contexts.ts';
 export { postSpeech, type PostSpeechInit } from './post.ts';
 export { AsyncQueue } from './async-queue.ts';
 export {

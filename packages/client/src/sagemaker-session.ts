@@ -2,75 +2,21 @@
  * Many synthesis requests over one `InvokeEndpointWithBidirectionalStream` call (the SageMaker
  * Runtime HTTP/2 service), the same shape as a WebSocket session with the container.
  */
-import { concatBytes } from '../../../protocol/bytes.ts';
 import { decodeControlFrame } from '../../../protocol/frames.ts';
 import { requestMessage, type SynthesisOptions } from '../../../protocol/request.ts';
 import { AsyncQueue } from './async-queue.ts';
 import type { TtsCancelledEvent, TtsEvent } from './events.ts';
-import { SessionCore, type TtsResult } from './session-core.ts';
 import {
-  HTTP2_SDK_PACKAGE,
-  encoder,
-  errorText,
-  faultFromEvent,
-  faultFromException,
-  isAsyncIterable,
-  toBytes,
-  type BidiCommandFactory,
-  type BidiInvokeInput,
-  type BidiInvokeOutput,
-  type BidiPayloadPart,
-  type BidiRequestEvent,
-  type BidiResponseEvent,
-  type BidiStreamClient,
-} from './sagemaker-stream.ts';
+  BidiStreamError,
+  SageMakerBidiChannel,
+  type BidiMessage,
+  type SageMakerBidiOptions,
+} from './sagemaker-channel.ts';
+import { SessionCore, type TtsResult } from './session-core.ts';
+import { encoder, errorText } from './sagemaker-stream.ts';
 
-/** Options of {@link SageMakerTtsSession.connect}. */
-export interface SageMakerSessionOptions {
-  readonly endpointName: string;
-  /** Used only when the client is created here; otherwise the SDK's usual region resolution applies. */
-  readonly region?: string;
-  readonly targetVariant?: string;
-  /** Path of the container's WebSocket route; SageMaker's default is used when absent. */
-  readonly modelInvocationPath?: string;
-  readonly modelQueryString?: string;
-  /** A `SageMakerRuntimeHTTP2Client` (or a fake); created from the optional SDK package when absent. */
-  readonly client?: BidiStreamClient;
-  /** Wraps the input into a command; `new InvokeEndpointWithBidirectionalStreamCommand(input)` when absent. */
-  readonly commandFactory?: BidiCommandFactory;
-}
-
-interface Http2Sdk {
-  readonly SageMakerRuntimeHTTP2Client: new (config: { region?: string }) => BidiStreamClient;
-  readonly InvokeEndpointWithBidirectionalStreamCommand: new (input: BidiInvokeInput) => object;
-}
-
-/** Loads the optional HTTP/2 SDK package, with an error that says how to get it. */
-async function loadHttp2Sdk(): Promise<Http2Sdk> {
-  // A variable specifier keeps TypeScript and bundlers from requiring the package at build time.
-  const specifier: string = HTTP2_SDK_PACKAGE;
-  let mod: Partial<Http2Sdk>;
-  try {
-    mod = (await import(/* @vite-ignore */ specifier)) as Partial<Http2Sdk>;
-  } catch (err) {
-    throw new Error(
-      `The SageMaker bidirectional streaming client needs the ${HTTP2_SDK_PACKAGE} package, which could ` +
-        `not be loaded (${errorText(err)}). Install it with \`npm install ${HTTP2_SDK_PACKAGE}\`, or pass ` +
-        '`client` and `commandFactory` to SageMakerTtsSession.connect().',
-      { cause: err },
-    );
-  }
-  if (
-    typeof mod.SageMakerRuntimeHTTP2Client !== 'function' ||
-    typeof mod.InvokeEndpointWithBidirectionalStreamCommand !== 'function'
-  ) {
-    throw new Error(
-      `${HTTP2_SDK_PACKAGE} was loaded but does not export SageMakerRuntimeHTTP2Client and ` +
-        'InvokeEndpointWithBidirectionalStreamCommand; pass `client` and `commandFactory` instead.',
-    );
-  }
-  return mod as Http2Sdk;
-}
+/** Options of {@link SageMakerTtsSession.connect}: those of the channel it runs on. */
+export type SageMakerSessionOptions = SageMakerBidiOptions;
 
 /**
  * Many synthesis requests over one SageMaker bidirectional stream, answered strictly in order. Every
@@ -89,9 +35,8 @@ async function loadHttp2Sdk(): Promise<Http2Sdk> {
  * ```
  */
 export class SageMakerTtsSession {
-  readonly #requests = new AsyncQueue<BidiRequestEvent>();
+  readonly #channel: SageMakerBidiChannel;
   readonly #events = new AsyncQueue<TtsEvent>();
-  readonly #abort = new AbortController();
   /** Requests, utterances and cancels in flight, and where each event goes (as in the WebSocket session). */
   readonly #core = new SessionCore({
     transmit: (message) => {
@@ -102,15 +47,15 @@ export class SageMakerTtsSession {
     // With request_timestamp, so that the server can refuse a request that waited too long.
     request: (text, options, requestId) => ({ ...requestMessage(text, options, requestId) }),
   });
-  #fragments: Uint8Array[] = [];
-  #fragmentType: string | undefined;
   #closing = false;
   #finished = false;
   #eventsTaken = false;
-  #ownedClient: BidiStreamClient | undefined;
-  #done!: Promise<void>;
+  readonly #done: Promise<void>;
 
-  private constructor() {}
+  private constructor(channel: SageMakerBidiChannel) {
+    this.#channel = channel;
+    this.#done = this.#pump();
+  }
 
   /**
    * Opens the bidirectional stream. Resolves once the SDK has started reading the request stream (or
@@ -118,56 +63,7 @@ export class SageMakerTtsSession {
    * missing SDK package) rejects. Failures after it arrive as an `error` event followed by `closed`.
    */
   static async connect(options: SageMakerSessionOptions): Promise<SageMakerTtsSession> {
-    let { client, commandFactory } = options;
-    let owned: BidiStreamClient | undefined;
-    if (!client || !commandFactory) {
-      const sdk = await loadHttp2Sdk();
-      if (!client) {
-        client = owned = new sdk.SageMakerRuntimeHTTP2Client(
-          options.region !== undefined ? { region: options.region } : {},
-        );
-      }
-      commandFactory ??= (input) => new sdk.InvokeEndpointWithBidirectionalStreamCommand(input);
-    }
-
-    const session = new SageMakerTtsSession();
-    session.#ownedClient = owned;
-    let markPulled!: () => void;
-    const pulled = new Promise<void>((resolve) => {
-      markPulled = resolve;
-    });
-    const input: BidiInvokeInput = {
-      EndpointName: options.endpointName,
-      ...(options.targetVariant !== undefined ? { TargetVariant: options.targetVariant } : {}),
-      ...(options.modelInvocationPath !== undefined
-        ? { ModelInvocationPath: options.modelInvocationPath }
-        : {}),
-      ...(options.modelQueryString !== undefined ? { ModelQueryString: options.modelQueryString } : {}),
-      Body: session.#requestBody(markPulled),
-    };
-
-    let response: Promise<unknown>;
-    try {
-      response = client.send(commandFactory(input), { abortSignal: session.#abort.signal });
-    } catch (err) {
-      owned?.destroy?.();
-      throw err;
-    }
-    // Never wait for the response alone: an implementation may hold it back until the first message.
-    const opened = await Promise.race([
-      pulled.then(() => ({ ok: true as const })),
-      response.then(
-        () => ({ ok: true as const }),
-        (err: unknown) => ({ ok: false as const, err }),
-      ),
-    ]);
-    if (!opened.ok) {
-      session.#requests.end();
-      owned?.destroy?.();
-      throw opened.err;
-    }
-    session.#done = session.#pump(response);
-    return session;
+    return new SageMakerTtsSession(await SageMakerBidiChannel.connect(options));
   }
 
   /** True once `close()` or `abort()` was called or the stream ended. */
@@ -223,7 +119,8 @@ export class SageMakerTtsSession {
   /**
    * Barge-in: asks the server to stop the request in flight (at its next chunk boundary) and drop
    * every queued one, including the open utterance, or only the request `requestId`. Resolves with
-   * the server's answer, the `cancelled` event listing the ids it cut or dropped; the event is also
+   * the server's answer, the `cancelled` event listing the ids it cut or dropped (and in `heard`,
+   * what the listener received of the request in flight that it cut); the event is also
    * delivered to {@link events} after the last audio of what was cut, and no event of a listed
    * request follows it. The {@link request} and {@link flush} promises of the listed requests
    * reject with a {@link TtsRequestError} of code `cancelled`. Rejects when the session is closing
@@ -257,7 +154,8 @@ export class SageMakerTtsSession {
   async close(): Promise<void> {
     if (this.#finished) return;
     if (!this.#closing) {
-      this.#sendJson({ type: 'close' });
+      // The channel may have ended a moment before this session has read its end.
+      if (!this.#channel.closed) this.#sendJson({ type: 'close' });
       this.#closing = true;
     }
     await this.#done;
@@ -268,78 +166,37 @@ export class SageMakerTtsSession {
     if (this.#finished) return;
     this.#closing = true;
     this.#finish('aborted');
-    this.#abort.abort();
+    this.#channel.abort();
   }
 
+  /** One BINARY payload part (SageMaker hands it to the container as a binary WebSocket frame). */
   #sendJson(message: object): void {
-    this.#requests.push({
-      PayloadPart: {
-        Bytes: encoder.encode(JSON.stringify(message)),
-        DataType: 'BINARY',
-        CompletionState: 'COMPLETE',
-      },
-    });
+    this.#channel.send(encoder.encode(JSON.stringify(message)));
   }
 
-  async *#requestBody(markPulled: () => void): AsyncGenerator<BidiRequestEvent> {
-    markPulled();
-    for (;;) {
-      const next = await this.#requests.next();
-      if (next.done) return;
-      yield next.value;
-    }
-  }
-
-  async #pump(response: Promise<unknown>): Promise<void> {
+  async #pump(): Promise<void> {
     try {
-      const output = (await response) as BidiInvokeOutput | undefined;
-      const body: unknown = output?.Body;
-      if (!isAsyncIterable<BidiResponseEvent>(body)) {
-        throw new Error('the InvokeEndpointWithBidirectionalStream response has no Body event stream');
-      }
-      for await (const event of body) {
+      for await (const message of this.#channel) {
         if (this.#finished) return;
-        const fault = faultFromEvent(event);
-        if (fault) {
-          this.#fail(fault.code, fault.message);
-          return;
-        }
-        if (event.PayloadPart) this.#onPart(event.PayloadPart);
-        // Members added to the union later are ignored, as unknown control types are.
+        this.#onMessage(message);
       }
       this.#finish(this.#closing ? 'closed' : 'the response stream ended');
     } catch (err) {
       if (this.#finished) return;
-      const fault = faultFromException(err);
-      if (fault) this.#fail(fault.code, fault.message);
+      if (err instanceof BidiStreamError) this.#fail(err.code, err.message);
       else this.#fail('transport_error', `the SageMaker stream failed: ${errorText(err)}`);
-    } finally {
-      // The request stream stays open until here: see close().
-      this.#requests.end();
-      this.#ownedClient?.destroy?.();
     }
   }
 
-  #onPart(part: BidiPayloadPart): void {
-    this.#fragments.push(toBytes(part.Bytes));
-    this.#fragmentType ??= part.DataType;
-    if (part.CompletionState === 'PARTIAL') return;
-    const payload = concatBytes(this.#fragments);
-    const dataType = this.#fragmentType;
-    this.#fragments = [];
-    this.#fragmentType = undefined;
-    this.#onMessage(payload, dataType);
-  }
-
-  #onMessage(payload: Uint8Array, dataType: string | undefined): void {
-    const control = decodeControlFrame(payload);
+  #onMessage({ data, dataType }: BidiMessage): void {
+    const control = decodeControlFrame(data);
     if (control) {
       this.#core.control(control);
       return;
     }
     // A UTF8 part is a text frame, so control by transport; one that is not a JSON object is unreadable.
     if (dataType === 'UTF8') return;
-    this.#core.audio(payload);
+    this.#core.audio(data);
   }
 
   #emit(event: TtsEvent): void {
@@ -349,7 +206,7 @@ export class SageMakerTtsSession {
   #fail(code: string, message: string): void {
     this.#emit({ type: 'error', code, message });
     this.#finish(message);
-    this.#abort.abort();
+    this.#channel.abort();
   }
 
   #finish(reason: string): void {
@@ -358,6 +215,5 @@ export class SageMakerTtsSession {
     this.#events.push({ type: 'closed', reason });
     this.#finished = true;
     this.#events.end();
-    this.#requests.end();
   }
 }

@@ -3,6 +3,9 @@
  *
  * - {@link SageMakerTtsSession}: many requests over one `InvokeEndpointWithBidirectionalStream` call
  *   (the SageMaker Runtime HTTP/2 service), the same shape as a WebSocket session with the container.
+ * - {@link SageMakerBidiChannel}: the same call as a raw channel of frames, for any protocol the
+ *   container speaks on the route that `modelInvocationPath` names (Deepgram's, ElevenLabs',
+ *   Cartesia's); the session runs on it.
  * - {@link invokeStreaming}: one request over `InvokeEndpointWithResponseStream` (the container's
  *   `POST /invocations`), as raw audio bytes or as decoded SSE events.
  *
@@ -21,6 +24,12 @@ export {
   type BidiResponseEvent,
   type BidiStreamClient,
 } from './sagemaker-stream.ts';
+export {
+  BidiStreamError,
+  SageMakerBidiChannel,
+  type BidiMessage,
+  type SageMakerBidiOptions,
+} from './sagemaker-channel.ts';
 export { SageMakerTtsSession, type SageMakerSessionOptions } from './sagemaker-session.ts';
 export { TtsRequestError, type TtsResult } from './session-core.ts';
 export {

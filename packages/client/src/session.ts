@@ -284,7 +284,8 @@ export class TtsSession {
   /**
    * Barge-in: asks the server to stop the request in flight (at its next chunk boundary) and drop
    * every queued one, including the open utterance, or only the request `requestId`. Resolves with
-   * the server's answer, the `cancelled` event, which lists the ids it cut or dropped; that event
+   * the server's answer, the `cancelled` event, which lists the ids it cut or dropped (and in
+   * `heard`, what the listener received of the request in flight that it cut); that event
    * is also delivered to {@link events}, after the last audio of what was cut: no event of a listed
    * request follows it. Audio of the request in flight may still arrive before it. The
    * {@link request} and {@link flush} promises of the listed requests reject with a
