@@ -197,7 +197,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         toHttpErrorBody(
           ttsError(
             'TTS_ERR_NOT_FOUND',
-            `No route ${request.method} ${request.url}; routes: GET /ping, POST /invocations, WS /invocations-bidirectional-stream, WS /v1/speak, POST /v1/audio/speech, GET /v1/models, GET /v1/audio/voices`,
+            `No route ${request.method} ${request.url}; routes: GET /ping, POST /invocations, WS /invocations-bidirectional-stream, WS /v1/speak, POST /v1/audio/speech, GET /v1/models, GET /v1/audio/voices, WS /v1/text-to-speech/{voice_id}/stream-input and /multi-stream-input, POST /v1/text-to-speech/{voice_id}[/stream], WS /tts/websocket, POST /tts/bytes, POST /tts/sse`,
           ),
         ).body,
       ),
