@@ -1091,3 +1091,94 @@ function failingAfterFirstChunk(engine: Engine): Engine {
     },
   };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Deepgram
+
+function deepgram(query: string, body: unknown): Promise<LightMyRequestResponse> {
+  return running.app.inject({
+    method: 'POST',
+    url: `/v1/speak?${query}`,
+    headers: { 'content-type': 'application/json', authorization: 'Token not-checked' },
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+describe('Deepgram POST /v1/speak: bad input gets Deepgram’s error shape, and the server serves on', () => {
+  it.each([
+    [
+      'model=af_heart&encoding=alaw',
+      { text: 'Hi.' },
+      400,
+      'INVALID_OPTION',
+      /^encoding "alaw" is not supported; use linear16, mulaw/,
+    ],
+    [
+      'model=af_heart&encoding=mulaw&container=wav',
+      { text: 'Hi.' },
+      400,
+      'INVALID_OPTION',
+      /^container "wav" does not hold mulaw here$/,
+    ],
+    [
+      'model=af_heart&encoding=mp3&container=ogg',
+      { text: 'Hi.' },
+      400,
+      'INVALID_OPTION',
+      /^container "ogg" does not hold mp3 here$/,
+    ],
+    [
+      'model=af_heart&encoding=mulaw&sample_rate=16000',
+      { text: 'Hi.' },
+      400,
+      'INVALID_OPTION',
+      /^sample_rate "16000" is not offered for this encoding; use one of 8000$/,
+    ],
+    ['model=af_heart&speed=fast', { text: 'Hi.' }, 400, 'INVALID_OPTION', /speed/],
+    ['model=af_heart', {}, 400, 'BAD_REQUEST', /text/],
+    [
+      'model=af_heart',
+      [1, 2],
+      400,
+      'BAD_REQUEST',
+      /^The body should be a JSON object such as \{"text": "Hello"\}/,
+    ],
+  ])('%s %j → %i %s', async (query, body, status, code, message) => {
+    const before = running.engine!.requests.length;
+    const res = await deepgram(query, body);
+    expect(res.statusCode).toBe(status);
+    const answer = res.json() as { err_code: string; err_msg: string };
+    expect(answer.err_code).toBe(code);
+    expect(answer.err_msg).toMatch(message);
+    expect(running.engine!.requests.length).toBe(before);
+    const next = await deepgram('model=af_heart&encoding=linear16&container=none', { text: 'Still here.' });
+    expect(next.statusCode).toBe(200);
+  });
+
+  it('a model that is not a Kokoro voice speaks with the default voice and says so in a header', async () => {
+    const res = await deepgram('model=aura-2-thalia-en&encoding=linear16&container=none', { text: 'Hi.' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['dg-model-name']).toBe('af_heart');
+    expect(res.headers['dg-warning']).toMatch(
+      /^model aura-2-thalia-en is not a Kokoro voice; spoke with af_heart$/,
+    );
+    expect(lastRequest().voice).toMatchObject({ key: 'af_heart(1)' });
+  });
+
+  // The in-process engine encodes PCM and WAV only; the codecs are checked on a real server.
+  it('maps linear16 and its container onto WAV or raw PCM', async () => {
+    const cases: [string, string][] = [
+      ['encoding=linear16', 'audio/wav'],
+      ['encoding=linear16&container=wav', 'audio/wav'],
+      [
+        'encoding=linear16&container=none&sample_rate=16000',
+        'audio/pcm;rate=16000;encoding=s16le;channels=1',
+      ],
+    ];
+    for (const [query, type] of cases) {
+      const res = await deepgram(`model=af_heart&${query}`, { text: 'Hi.' });
+      expect(res.statusCode, query).toBe(200);
+      expect(res.headers['content-type'], query).toBe(type);
+    }
+  });
+});

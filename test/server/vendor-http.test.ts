@@ -2,7 +2,8 @@
  * ElevenLabs' and Cartesia's HTTP routes (and the OpenAI route, for LiveKit's OpenAI plugin) driven
  * by the vendors' real clients, unchanged but for the base URL and a dummy key: ElevenLabs' SDK
  * (`textToSpeech.stream`, `convert`, `streamWithTimestamps`), Cartesia's SDK (`tts.generate`,
- * `tts.generateSSE`), and LiveKit's ElevenLabs, Cartesia and OpenAI plugins' `synthesize()`. Their
+ * `tts.generateSSE`), Deepgram's SDK (`speak.v1.audio.generate`), and LiveKit's ElevenLabs,
+ * Cartesia, Deepgram and OpenAI plugins' `synthesize()`. Their
  * audio is checked against the same text through POST /invocations, byte for byte. Every bad input
  * is tested in-process (test/app/vendor-http.test.ts).
  */
@@ -14,6 +15,8 @@ import Cartesia, { BadRequestError } from '@cartesia/cartesia-js';
 import { ElevenLabsClient, ElevenLabsError } from '@elevenlabs/elevenlabs-js';
 import { APIStatusError, initializeLogger } from '@livekit/agents';
 import * as livekitCartesia from '@livekit/agents-plugin-cartesia';
+import * as livekitDeepgram from '@livekit/agents-plugin-deepgram';
+import { DeepgramClient, DeepgramError } from '@deepgram/sdk';
 import * as livekitElevenLabs from '@livekit/agents-plugin-elevenlabs';
 import * as livekitOpenAi from '@livekit/agents-plugin-openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -294,7 +297,94 @@ describe('Cartesia’s SDK', () => {
   });
 });
 
+describe('Deepgram’s SDK', () => {
+  it('speak.v1.audio.generate (POST /v1/speak): linear16 without a container, the same samples', async () => {
+    const deepgram = new DeepgramClient({ apiKey: 'dummy', baseUrl: server.http });
+    const response = await deepgram.speak.v1.audio.generate({
+      text: TEXT,
+      model: 'af_heart',
+      encoding: 'linear16',
+      container: 'none',
+      sample_rate: 16000,
+    } as never);
+    const pcm = Buffer.from(await (response as unknown as Response).arrayBuffer());
+    expect(bytesDiff(pcm, await reference('af_heart', 16_000))).toBeUndefined();
+  });
+
+  it('linear16 with Deepgram’s default container is a WAV file; mulaw is one byte a sample', async () => {
+    const wav = await fetch(`${server.http}/v1/speak?model=af_heart&encoding=linear16&sample_rate=24000`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Token dummy' },
+      body: JSON.stringify({ text: TEXT }),
+    });
+    expect(wav.headers.get('content-type')).toBe('audio/wav');
+    expect(
+      Buffer.from(await wav.arrayBuffer())
+        .subarray(0, 4)
+        .toString(),
+    ).toBe('RIFF');
+    const mulaw = await fetch(`${server.http}/v1/speak?model=af_heart&encoding=mulaw`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: TEXT }),
+    });
+    expect((await mulaw.arrayBuffer()).byteLength).toBe((await reference('af_heart', 8000)).length / 2);
+  });
+
+  it('the other encodings: mp3, Ogg Opus, FLAC, each with its content type', async () => {
+    for (const [query, type] of [
+      ['encoding=mp3', 'audio/mpeg'],
+      ['encoding=opus&container=ogg', 'audio/ogg; codecs=opus'],
+      ['encoding=flac', 'audio/flac'],
+    ] as const) {
+      const res = await fetch(`${server.http}/v1/speak?model=af_heart&${query}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text: TEXT }),
+      });
+      expect(res.status, query).toBe(200);
+      expect(res.headers.get('content-type'), query).toBe(type);
+      expect((await res.arrayBuffer()).byteLength, query).toBeGreaterThan(100);
+    }
+  });
+
+  it('a refusal is a DeepgramError carrying our status and Deepgram’s error shape', async () => {
+    const deepgram = new DeepgramClient({ apiKey: 'dummy', baseUrl: server.http });
+    const refused = await deepgram.speak.v1.audio
+      .generate({ text: TEXT, model: 'af_heart', encoding: 'alaw' } as never)
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    expect(refused).toBeInstanceOf(DeepgramError);
+    expect(refused).toMatchObject({
+      statusCode: 400,
+      body: {
+        err_code: 'INVALID_OPTION',
+        err_msg: expect.stringMatching(/^encoding "alaw" is not supported/),
+      },
+    });
+  });
+});
+
 describe('LiveKit’s plugins, synthesize()', () => {
+  it('Deepgram: POST /v1/speak (the plugin always dials port 443: its socket goes to the server)', async () => {
+    const agent = https.globalAgent as unknown as { createConnection: unknown };
+    const original = agent.createConnection;
+    const port = Number(new URL(server.http).port);
+    agent.createConnection = () => net.connect({ host: '127.0.0.1', port });
+    try {
+      const tts = new livekitDeepgram.TTS({ apiKey: 'dummy', baseUrl: server.http, model: 'af_heart' });
+      const frame = await tts.synthesize(TEXT).collect();
+      await tts.close();
+      expect(frame.sampleRate).toBe(24_000);
+      const pcm = Buffer.from(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength);
+      expect(bytesDiff(pcm, await reference('af_heart'))).toBeUndefined();
+    } finally {
+      agent.createConnection = original;
+    }
+  });
+
   it('ElevenLabs: POST …/stream with pcm_24000; the frames hold the same samples', async () => {
     const tts = new livekitElevenLabs.TTS({
       apiKey: 'dummy',

@@ -1,0 +1,119 @@
+/**
+ * Deepgram's text-to-speech over HTTP: `POST /v1/speak`, what Deepgram's SDK
+ * (`speak.v1.audio.generate`) and LiveKit's Deepgram plugin (`synthesize()`) call. The query
+ * names the voice (`model`), the encoding, container and rate; the body is `{"text": …}`; the
+ * audio streams as it is synthesized. Errors answer in Deepgram's shape,
+ * `{"err_code", "err_msg", "request_id"}`.
+ */
+import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import { FORMATS, type AudioFormat } from '../../protocol/formats.ts';
+import type { Config } from '../config.ts';
+import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../errors.ts';
+import { sendAudioStream, startHttpSynthesis } from '../http-synthesis.ts';
+import type { Lifecycle } from '../lifecycle.ts';
+import { recordRefusal } from '../outcomes.ts';
+import { parseOptions } from '../request.ts';
+import { bodyFields } from '../vendor-voices.ts';
+
+/** Deepgram's error body. */
+export function toDeepgramError(err: unknown): {
+  status: number;
+  code: string;
+  body: { err_code: string; err_msg: string; request_id?: string };
+} {
+  const { status, body } = toErrorBody(err);
+  return {
+    status,
+    code: body.code,
+    body: {
+      err_code: body.code.toUpperCase(),
+      err_msg: body.message,
+      ...(body.request_id !== undefined ? { request_id: body.request_id } : {}),
+    },
+  };
+}
+
+const invalid = (param: string, message: string) =>
+  ttsError('TTS_ERR_INVALID_OPTION', message, { data: { param } });
+
+/**
+ * Deepgram's `encoding` and `container` as a format: linear16 is WAV unless the container is
+ * `none` (Deepgram's default for it), mulaw raw; mp3, opus (Ogg), flac and aac as they are.
+ */
+function formatOf(encoding: string, container: string | null): AudioFormat {
+  const codecs: Record<string, AudioFormat> = { mp3: 'mp3', opus: 'opus', flac: 'flac', aac: 'aac' };
+  if (encoding === 'linear16') {
+    if (container === null || container === 'wav') return 'wav';
+    if (container === 'none') return 'pcm';
+  } else if (encoding === 'mulaw') {
+    if (container === null || container === 'none') return 'mulaw';
+  } else if (Object.hasOwn(codecs, encoding)) {
+    if (container === null || container === 'none' || (encoding === 'opus' && container === 'ogg'))
+      return codecs[encoding]!;
+  } else {
+    throw invalid(
+      'encoding',
+      `encoding ${JSON.stringify(encoding.slice(0, 32))} is not supported; use linear16, mulaw, mp3, opus, flac or aac`,
+    );
+  }
+  throw invalid(
+    'container',
+    `container ${JSON.stringify(String(container).slice(0, 16))} does not hold ${encoding} here`,
+  );
+}
+
+export const deepgramHttpRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifecycle }> = async (
+  app,
+  { config, lifecycle },
+) => {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const mapped = err instanceof TtsError ? err : fromFastifyError(err, config.maxBodyBytes);
+    const { status, body, code } = toDeepgramError(mapped);
+    recordRefusal(request.log, lifecycle.metrics, err, status, code, undefined);
+    return reply.code(status).headers(errorHeaders(mapped)).type('application/json').send(body);
+  });
+
+  app.post('/', async (request, reply) => {
+    const engine = lifecycle.requireEngine();
+    const query = new URLSearchParams(request.url.split('?', 2)[1] ?? '');
+    const fields = bodyFields(request.body, '{"text": "Hello"}');
+    const model = query.get('model');
+    // As on the WebSocket: a Kokoro voice as the model, any other name the default voice.
+    let voice = config.defaultVoice;
+    if (model !== null && model !== '') {
+      try {
+        engine.voices.resolve(model);
+        voice = model;
+      } catch {
+        reply.header('dg-warning', `model ${model.slice(0, 64)} is not a Kokoro voice; spoke with ${voice}`);
+      }
+    }
+    const format = formatOf(query.get('encoding') ?? 'linear16', query.get('container'));
+    const rateText = query.get('sample_rate');
+    const rates = FORMATS[format].rates as readonly number[];
+    const sampleRate = rateText === null ? FORMATS[format].defaultRate : Number(rateText);
+    if (!rates.includes(sampleRate)) {
+      throw invalid(
+        'sample_rate',
+        `sample_rate ${JSON.stringify(rateText)} is not offered for this encoding; use one of ${rates.join(', ')}`,
+      );
+    }
+    const speedText = query.get('speed');
+    const options = parseOptions(
+      {
+        text: fields.text,
+        voice,
+        format,
+        sample_rate: sampleRate,
+        markup: 'none',
+        ...(speedText !== null ? { speed: Number(speedText) } : {}),
+      },
+      { route: 'http', config, engine },
+    );
+    reply.header('dg-model-name', voice).header('dg-char-count', String(options.chars));
+    const synthesis = startHttpSynthesis(request, reply, lifecycle, options, {
+      maxStreams: config.maxHttpStreams,
+    });
+    return sendAudioStream(reply, synthesis, FORMATS[format].contentType(sampleRate));
+  });
+};
