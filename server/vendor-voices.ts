@@ -7,7 +7,8 @@
 import { parseLanguage, type Engine } from '../model/engine.ts';
 import { FORMATS, type AudioFormat } from '../protocol/formats.ts';
 import { ttsError } from './errors.ts';
-import { describe } from './request.ts';
+import type { Config } from './config.ts';
+import { describe, parseOptions, type SynthesisOptions } from './request.ts';
 
 /**
  * ElevenLabs' premade voices (their ids are public, in ElevenLabs' voice library and the SDKs'
@@ -210,4 +211,42 @@ export function vendorLanguage(
     );
   }
   return lang;
+}
+
+/** What a vendor's HTTP request asks for, in the server's terms. */
+export interface VendorSynthesis {
+  readonly text: unknown;
+  readonly voice: string;
+  readonly speed: unknown;
+  readonly output: VendorOutput;
+  readonly lang: string | undefined;
+  /** The vendor's switch turned the normalizer off. */
+  readonly normalizeOff: boolean;
+  /** Time the words (the route streams them as events or lines). */
+  readonly timestamps: boolean;
+}
+
+/**
+ * A vendor's HTTP request as the server's, checked by the request parser. The text is read as
+ * written (no markup), as on the vendors' WebSockets.
+ */
+export function vendorOptions(
+  asked: VendorSynthesis,
+  ctx: { readonly config: Config; readonly engine: Engine },
+): SynthesisOptions {
+  return parseOptions(
+    {
+      text: asked.text,
+      voice: asked.voice,
+      markup: 'none',
+      speed: asked.speed,
+      format: asked.output.format,
+      sample_rate: asked.output.sampleRate,
+      ...(asked.lang !== undefined ? { lang: asked.lang } : {}),
+      ...(asked.normalizeOff ? { normalization_options: { normalize: false } } : {}),
+      // The request parser times words for an event stream only; these routes stream them as one.
+      ...(asked.timestamps ? { timestamps: true, transport: 'sse' } : {}),
+    },
+    { route: 'http', config: ctx.config, engine: ctx.engine },
+  );
 }

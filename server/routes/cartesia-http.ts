@@ -24,13 +24,14 @@ import {
 } from '../http-synthesis.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import { isCancelled, recordRefusal } from '../outcomes.ts';
-import { describe, parseOptions, type SynthesisOptions } from '../request.ts';
+import { describe, type SynthesisOptions } from '../request.ts';
 import {
   CARTESIA_VOICES,
   bodyFields,
   cartesiaOutput,
   pcm16ToFloat32,
   vendorLanguage,
+  vendorOptions,
   vendorVoice,
   type VendorOutput,
 } from '../vendor-voices.ts';
@@ -155,21 +156,17 @@ export function parseCartesiaRequest(
   if (contextId !== undefined && contextId !== null && typeof contextId !== 'string')
     invalid('context_id', `context_id should be a string; got ${describe(contextId)}`);
 
-  const options = parseOptions(
+  const options = vendorOptions(
     {
       text: transcript,
       voice,
-      // The text is read as written, as on the WebSocket (cartesia.ts).
-      markup: 'none',
       speed,
-      format: output.format,
-      sample_rate: output.sampleRate,
-      ...(lang !== undefined ? { lang } : {}),
-      ...(normalization === 'off' ? { normalization_options: { normalize: false } } : {}),
-      // The request parser times words for an event stream only, which /tts/sse is.
-      ...(timestamps ? { timestamps: true, transport: 'sse' } : {}),
+      output,
+      lang,
+      normalizeOff: normalization === 'off',
+      timestamps: timestamps === true,
     },
-    { route: 'http', config: ctx.config, engine: ctx.engine },
+    ctx,
   );
   return { options, output, ...(typeof contextId === 'string' ? { contextId } : {}) };
 }

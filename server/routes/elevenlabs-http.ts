@@ -17,12 +17,13 @@ import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from 
 import { mapAudio, sendAudioStream, startHttpSynthesis } from '../http-synthesis.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import { recordRefusal } from '../outcomes.ts';
-import { describe, parseOptions, type SynthesisOptions } from '../request.ts';
+import { describe, type SynthesisOptions } from '../request.ts';
 import {
   ELEVENLABS_VOICES,
   bodyFields,
   elevenLabsOutput,
   vendorLanguage,
+  vendorOptions,
   vendorVoice,
 } from '../vendor-voices.ts';
 
@@ -102,21 +103,17 @@ export function parseElevenLabsRequest(
     );
 
   const timestamps = ctx.timestamps && engine.info.capabilities.timestamps;
-  return parseOptions(
+  return vendorOptions(
     {
       text: fields.text,
       voice,
-      // The text is read as written, as on the WebSockets without enable_ssml_parsing (elevenlabs.ts).
-      markup: 'none',
       speed,
-      format: output.format,
-      sample_rate: output.sampleRate,
-      ...(lang !== undefined ? { lang } : {}),
-      ...(normalization === 'off' ? { normalization_options: { normalize: false } } : {}),
-      // The request parser times words for an event stream only; this route's lines are one.
-      ...(timestamps ? { timestamps: true, transport: 'sse' } : {}),
+      output,
+      lang,
+      normalizeOff: normalization === 'off',
+      timestamps,
     },
-    { route: 'http', config: ctx.config, engine },
+    { config: ctx.config, engine },
   );
 }
 

@@ -130,6 +130,18 @@ async function liveKitStream(
   return out;
 }
 
+/**
+ * The frames hold about as many samples as the whole text said at once: the text arrives in
+ * pieces and is spoken sentence by sentence, so the cuts (and their pauses) may differ a little.
+ */
+async function expectWholeText(out: LiveKitOutput): Promise<void> {
+  expect(out.errors).toEqual([]);
+  expect(out.sampleRate).toBe(24000);
+  const whole = (await reference(TWO_SENTENCES)).length / 2;
+  expect(out.samples).toBeGreaterThan(whole * 0.8);
+  expect(out.samples).toBeLessThan(whole * 1.2);
+}
+
 describe('LiveKit agents 1.9 TTS plugins, streamed text in', () => {
   it('ElevenLabs (multi-stream-input): audio frames and an aligned transcript of every word', async () => {
     const tts = new lkElevenLabs.TTS({
@@ -140,13 +152,8 @@ describe('LiveKit agents 1.9 TTS plugins, streamed text in', () => {
     });
     const out = await liveKitStream(tts as never, [TWO_SENTENCES.slice(0, 30), TWO_SENTENCES.slice(30)]);
     await tts.close();
-    expect(out.errors).toEqual([]);
-    expect(out.sampleRate).toBe(24000);
     expect(out.finals).toBe(1);
-    // The text is written as two sentences, each spoken: about as long as the whole said at once.
-    const whole = (await reference(TWO_SENTENCES)).length / 2;
-    expect(out.samples).toBeGreaterThan(whole * 0.8);
-    expect(out.samples).toBeLessThan(whole * 1.2);
+    await expectWholeText(out);
     expect(out.transcript.join(' ')).toBe(WORDS.join(' '));
   });
 
@@ -154,12 +161,8 @@ describe('LiveKit agents 1.9 TTS plugins, streamed text in', () => {
     const tts = new lkCartesia.TTS({ apiKey: 'dummy', baseUrl: server.http, voice: CARTESIA_DEFAULT });
     const out = await liveKitStream(tts as never, [TWO_SENTENCES]);
     await tts.close();
-    expect(out.errors).toEqual([]);
-    expect(out.sampleRate).toBe(24000);
     expect(out.finals).toBe(1);
-    const whole = (await reference(TWO_SENTENCES)).length / 2;
-    expect(out.samples).toBeGreaterThan(whole * 0.8);
-    expect(out.samples).toBeLessThan(whole * 1.2);
+    await expectWholeText(out);
     expect(out.transcript.join(' ')).toBe(WORDS.join(' '));
   });
 
@@ -172,22 +175,14 @@ describe('LiveKit agents 1.9 TTS plugins, streamed text in', () => {
     const adapter = new lkTts.StreamAdapter(openAi, new tokenize.basic.SentenceTokenizer());
     const out = await liveKitStream(adapter as never, [TWO_SENTENCES.slice(0, 30), TWO_SENTENCES.slice(30)]);
     await adapter.close();
-    expect(out.errors).toEqual([]);
-    expect(out.sampleRate).toBe(24000);
-    const whole = (await reference(TWO_SENTENCES)).length / 2;
-    expect(out.samples).toBeGreaterThan(whole * 0.8);
-    expect(out.samples).toBeLessThan(whole * 1.2);
+    await expectWholeText(out);
   });
 
   it('Deepgram (/v1/speak): audio frames, one turn', async () => {
     const tts = new lkDeepgram.TTS({ apiKey: 'dummy', baseUrl: server.http, model: 'af_heart' });
     const out = await liveKitStream(tts as never, [TWO_SENTENCES]);
     await tts.close();
-    expect(out.errors).toEqual([]);
-    expect(out.sampleRate).toBe(24000);
-    const whole = (await reference(TWO_SENTENCES)).length / 2;
-    expect(out.samples).toBeGreaterThan(whole * 0.8);
-    expect(out.samples).toBeLessThan(whole * 1.2);
+    await expectWholeText(out);
   });
 });
 
