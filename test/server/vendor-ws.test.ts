@@ -466,6 +466,31 @@ describe('bad input: the dialect’s own error shape, and the socket serves on',
   });
 });
 
+describe('a flood in Cartesia’s dialect', () => {
+  it('text past the unspoken-text bound: an error naming the context; the context and socket go on', async () => {
+    const client = await open(`${wsBase()}/tts/websocket`);
+    const good = {
+      model_id: 'sonic-3',
+      voice: 'af_heart',
+      output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 16000 },
+      context_id: 'flood',
+      continue: true,
+    };
+    const unending = 'word '.repeat(2000);
+    for (let i = 0; i < 12; i++) client.send({ ...good, transcript: unending }, false);
+    await client.until((c) => messages(c).some((m) => m.type === 'error'), 'the error');
+    expect(messages(client).find((m) => m.type === 'error')).toMatchObject({
+      error_code: 'text_too_long',
+      status_code: 413,
+      context_id: 'flood',
+    });
+    client.send({ ...good, transcript: 'The end.', continue: false }, false);
+    await client.until((c) => messages(c).some((m) => m.type === 'done' && m.context_id === 'flood'), 'done');
+    expect(client.closeCode).toBeUndefined();
+    client.close();
+  });
+});
+
 describe('idle and keep-alive, as each vendor documents, within the server’s own limit', () => {
   it('ElevenLabs: inactivity_timeout closes a silent socket; keep-alive messages hold it open', async () => {
     const url = `${wsBase()}/v1/text-to-speech/${RACHEL}/multi-stream-input?output_format=pcm_16000&inactivity_timeout=1`;
