@@ -160,7 +160,11 @@ describe.skipIf(!HAVE_WEBSOCKETS)(`Pipecat's DeepgramSageMakerTTSService, unchan
       expect((report.first_audio as number) % 2).toBe(0);
       expect(report.first_controls).toEqual([{ type: 'Flushed', sequence_id: 0 }]);
       // After Cleared, exactly the next response's audio: nothing from before the Clear.
-      expect(report.clear_controls).toEqual([{ type: 'Cleared', sequence_id: 0 }]);
+      expect(report.clear_controls).toEqual([expect.objectContaining({ type: 'Cleared', sequence_id: 0 })]);
+      // When the Clear cut audio (not when the answer was already done), Cleared says what of it was
+      // sent: exactly the audio that arrived before it.
+      const { heard } = (report.clear_controls as { heard?: { samples: number } }[])[0]!;
+      expect(heard === undefined || heard.samples * 2 === report.interrupted_audio).toBe(true);
       expect(report.after_clear_audio).toBe(report.short_audio);
       expect(report.after_clear_controls).toEqual([{ type: 'Flushed', sequence_id: 2 }]);
       expect(report.empty_flush_audio).toBe(0);
@@ -169,7 +173,8 @@ describe.skipIf(!HAVE_WEBSOCKETS)(`Pipecat's DeepgramSageMakerTTSService, unchan
         {
           type: 'Warning',
           code: 'unknown_type',
-          description: expect.stringMatching(/Speak, Flush, Clear or Close/),
+          description: expect.stringMatching(/Speak, Flush, Clear, KeepAlive or Close/),
+          warn_msg: expect.stringMatching(/Speak, Flush, Clear, KeepAlive or Close/),
         },
       ]);
       expect(report.sequence).toEqual(['Flushed', 'Flushed', 'Cleared', 'Flushed', 'Flushed', 'Warning']);
