@@ -2,6 +2,7 @@
 import type { Case } from '../lib/bench-runner.ts';
 import { bargeIn } from './barge-in.ts';
 import { capacity } from './capacity.ts';
+import { contexts } from './contexts.ts';
 import { firstAudio } from './first-audio.ts';
 import { formats } from './formats.ts';
 import { g2p } from './g2p.ts';
@@ -9,4 +10,14 @@ import { languages } from './languages.ts';
 import { load } from './load.ts';
 import { peer } from './peer.ts';
 
-export const CASES: readonly Case[] = [firstAudio, load, bargeIn, peer, capacity, formats, languages, g2p];
+export const CASES: readonly Case[] = [
+  firstAudio,
+  load,
+  bargeIn,
+  contexts,
+  peer,
+  capacity,
+  formats,
+  languages,
+  g2p,
+];
