@@ -100,8 +100,6 @@ function optionsOf(fields: Record<string, unknown>, engine: Engine): Record<stri
 
 /** The dialect of one `/tts/websocket` session. */
 export function cartesiaDialect(engine: Engine): SessionDialect {
-  /** Each context's utterance id while it takes text (a short id, whatever the context's length). */
-  const utteranceIds = new Map<string, string>();
   /** When each request's last chunk left, for `step_time`. */
   const lastChunk = new Map<string, number>();
   let count = 0;
@@ -117,10 +115,7 @@ export function cartesiaDialect(engine: Engine): SessionDialect {
     const fields = parseJsonObject(text.trimStart());
     const context = fields.context_id === undefined ? randomUUID() : (contextIdOf(fields, true) as string);
     try {
-      if (fields.cancel === true) {
-        utteranceIds.delete(context);
-        return { kind: 'close-context', context, drop: true };
-      }
+      if (fields.cancel === true) return { kind: 'close-context', context, drop: true };
       const transcript = fields.transcript;
       if (typeof transcript !== 'string') {
         throw invalid('A generation request carries its text as a string: "transcript"', 'transcript');
@@ -129,13 +124,11 @@ export function cartesiaDialect(engine: Engine): SessionDialect {
         throw invalid('continue should be true or false', 'continue');
       }
       const options = optionsOf(fields, engine);
-      let requestId = utteranceIds.get(context);
-      if (requestId === undefined) {
-        // The id says how the audio goes out: `f…` as 32-bit floats, `c…` as it is.
-        const float = (fields.output_format as Record<string, unknown>).encoding === 'pcm_f32le';
-        requestId = `${float ? 'f' : 'c'}${++count}`;
-        utteranceIds.set(context, requestId);
-      }
+      // Each message gets an id; the one that opens the turn names it (a continuation's options,
+      // its id among them, are ignored). The id says how the audio goes out: `f…` as 32-bit
+      // floats, `c…` as it is. No state per context is kept here, so nothing grows with them.
+      const float = (fields.output_format as Record<string, unknown>).encoding === 'pcm_f32le';
+      const requestId = `${float ? 'f' : 'c'}${++count}`;
       const append: Command = {
         kind: 'append',
         fields: { ...options, request_id: requestId, text: transcript },
@@ -144,7 +137,6 @@ export function cartesiaDialect(engine: Engine): SessionDialect {
         repeatsOptions: true,
       };
       if (fields.continue === true) return append;
-      utteranceIds.delete(context);
       return [append, { kind: 'flush', fields: {}, context }];
     } catch (error) {
       return { kind: 'refuse', error, context };

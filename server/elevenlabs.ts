@@ -44,6 +44,19 @@ export function elevenLabsSocketPath(
   return { voiceId, multi: match[2] === 'multi-stream-input' };
 }
 
+/**
+ * Contexts whose state a session keeps at most: ids that never open (one context too many, say)
+ * must not make it grow without bound. Far above `WS_MAX_CONTEXTS`; forgetting an old id's state
+ * only means its next message counts as a first one (whose options are then ignored).
+ */
+const CONTEXTS_REMEMBERED = 1024;
+
+function remember(set: Set<string>, key: string): void {
+  set.delete(key);
+  set.add(key);
+  if (set.size > CONTEXTS_REMEMBERED) set.delete(set.values().next().value!);
+}
+
 /** ElevenLabs' own default when the client names no `output_format`. */
 export const ELEVENLABS_DEFAULT_FORMAT = 'mp3_44100_128';
 
@@ -202,7 +215,7 @@ export function elevenLabsDialect(
       // stream-input: the end of the text. multi-stream-input: a keep-alive (and a flush, if asked).
       if (!multi) return [{ kind: 'flush', fields: {} }, { kind: 'close' }];
       if (!flush) return { kind: 'keep-alive', ...inContext };
-      flushed.add(key);
+      remember(flushed, key);
       return started.has(key)
         ? { kind: 'append', fields: { text: '' }, ...inContext, generate: true }
         : { kind: 'keep-alive', ...inContext };
@@ -210,8 +223,8 @@ export function elevenLabsDialect(
     const first = !started.has(key);
     // Read before anything is noted, so a refused first message leaves the stream unopened.
     const options = first ? firstMessageFields(fields) : {};
-    started.add(key);
-    if (flush) flushed.add(key);
+    remember(started, key);
+    if (flush) remember(flushed, key);
     else if (text.trim() !== '') flushed.delete(key);
     return {
       kind: 'append',

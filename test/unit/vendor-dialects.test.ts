@@ -950,6 +950,30 @@ describe('elevenLabsDialect: multi-stream-input messages', () => {
     );
   });
 
+  it('keeps state for at most 1024 contexts: ids that never open do not grow it without bound', () => {
+    const dialect = open();
+    for (let i = 0; i <= 1024; i++) dialect.parse(json({ context_id: `c${i}`, text: ' ' }));
+    // The oldest was forgotten: its next message counts as a first one again.
+    expect(
+      dialect.parse(json({ context_id: 'c0', text: ' ', voice_settings: { speed: 1.1 } })),
+    ).toMatchObject({
+      fields: { speed: 1.1 },
+    });
+    // The newest was not: a later message's settings are the dialect's repetition, not options.
+    expect(
+      dialect.parse(json({ context_id: 'c1024', text: 'x ', voice_settings: { speed: 1.1 } })),
+    ).toMatchObject({
+      fields: { text: 'x ' },
+    });
+    expect(
+      (
+        dialect.parse(json({ context_id: 'c1024', text: 'y ', voice_settings: { speed: 1.1 } })) as {
+          fields: object;
+        }
+      ).fields,
+    ).toStrictEqual({ text: 'y ' });
+  });
+
   it('a refused first message leaves the context unopened: the corrected retry’s options count', () => {
     const dialect = open();
     expect(
@@ -1278,7 +1302,8 @@ describe('cartesiaDialect: messages', () => {
       dialect.parse(json({ ...base, transcript: 'world.', context_id: 'a', continue: true })),
     ).toStrictEqual({
       kind: 'append',
-      fields: { ...options, request_id: 'c1', text: 'world.' },
+      // A continuation's own id is ignored, as its other options are: the turn keeps its first id.
+      fields: { ...options, request_id: 'c2', text: 'world.' },
       context: 'a',
       generate: false,
       repeatsOptions: true,
@@ -1286,7 +1311,7 @@ describe('cartesiaDialect: messages', () => {
     expect(dialect.parse(json({ ...base, transcript: '', context_id: 'a', continue: false }))).toStrictEqual([
       {
         kind: 'append',
-        fields: { ...options, request_id: 'c1', text: '' },
+        fields: { ...options, request_id: 'c3', text: '' },
         context: 'a',
         generate: false,
         repeatsOptions: true,
@@ -1296,7 +1321,7 @@ describe('cartesiaDialect: messages', () => {
     expect(dialect.parse(json({ ...base, transcript: 'Again.', context_id: 'a' }))).toStrictEqual([
       {
         kind: 'append',
-        fields: { ...options, request_id: 'c2', text: 'Again.' },
+        fields: { ...options, request_id: 'c4', text: 'Again.' },
         context: 'a',
         generate: false,
         repeatsOptions: true,
@@ -1305,7 +1330,7 @@ describe('cartesiaDialect: messages', () => {
     ]);
   });
 
-  it('gives each context its own request id', () => {
+  it('gives every message an id of its own, and keeps no state per context', () => {
     const dialect = cartesiaDialect(engine);
     expect(dialect.parse(json({ ...base, transcript: 'a', context_id: 'a', continue: true }))).toMatchObject({
       fields: { request_id: 'c1' },
@@ -1314,7 +1339,7 @@ describe('cartesiaDialect: messages', () => {
       fields: { request_id: 'c2' },
     });
     expect(dialect.parse(json({ ...base, transcript: 'a', context_id: 'a', continue: true }))).toMatchObject({
-      fields: { request_id: 'c1' },
+      fields: { request_id: 'c3' },
     });
   });
 
