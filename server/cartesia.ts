@@ -136,7 +136,8 @@ export function cartesiaDialect(engine: Engine): SessionDialect {
         generate: fields.flush === true,
         repeatsOptions: true,
       };
-      if (fields.continue === true) return append;
+      // Without a context_id nothing can continue the request: it is complete as it is.
+      if (fields.continue === true && fields.context_id !== undefined) return append;
       return [append, { kind: 'flush', fields: {}, context }];
     } catch (error) {
       return { kind: 'refuse', error, context };

@@ -131,6 +131,12 @@ export function elevenLabsDialect(
     query.get('output_format') ?? undefined,
     ELEVENLABS_DEFAULT_FORMAT,
   );
+  if (!engine.info.formats.includes(format)) {
+    throw invalid(
+      `output_format ${query.get('output_format')}: this server cannot encode ${format} (it needs ffmpeg); use pcm_<rate> or ulaw_8000`,
+      'output_format',
+    );
+  }
   const timeoutText = query.get('inactivity_timeout');
   const inactivity = timeoutText === null ? INACTIVITY_DEFAULT_S : Number(timeoutText);
   if (!Number.isInteger(inactivity) || inactivity < 1 || inactivity > INACTIVITY_MAX_S) {

@@ -122,8 +122,8 @@ export function audioBody(
   audio: AsyncIterator<Uint8Array>,
   first: IteratorResult<Uint8Array>,
 ): Readable {
+  let ended = false;
   async function* rest(): AsyncGenerator<Uint8Array> {
-    let ended = false;
     try {
       for (let next = first; !next.done; next = await audio.next()) yield next.value;
       ended = true;
@@ -139,7 +139,13 @@ export function audioBody(
       if (!ended) void audio.return?.(undefined);
     }
   }
-  return Readable.from(rest(), { objectMode: false });
+  const body = Readable.from(rest(), { objectMode: false });
+  // Destroyed before it was read at all (a reply that failed as it started): `rest` never ran, so
+  // its `finally` cannot give the run back; this does.
+  body.once('close', () => {
+    if (!ended) void audio.return?.(undefined);
+  });
+  return body;
 }
 
 /** Sends the audio streamed as it is synthesized, after the first audio is known. */

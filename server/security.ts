@@ -17,8 +17,12 @@ const BEARER_PROTOCOL = 'bearer.';
 /** Headers the vendors' clients carry their key in: ElevenLabs', Cartesia's (the older one). */
 const KEY_HEADERS = ['xi-api-key', 'x-api-key'] as const;
 
-/** Query parameters that carry a key on a WebSocket upgrade (Cartesia's, ElevenLabs'). */
+/**
+ * Query parameters that carry a key on a WebSocket upgrade to a vendor's socket (Cartesia's and
+ * ElevenLabs' browser clients cannot set headers); on no other route, so keys stay out of URLs.
+ */
 const KEY_PARAMS = ['api_key', 'xi_api_key', 'authorization'] as const;
+const VENDOR_SOCKET = /^\/(?:tts\/websocket|v1\/text-to-speech\/[^/]+\/(?:multi-)?stream-input)$/;
 
 /**
  * The token a request carries: `Authorization: Bearer …` (or `Token …`, as Deepgram's clients send
@@ -35,7 +39,8 @@ function presentedToken(request: FastifyRequest): string | undefined {
     if (typeof value === 'string' && value !== '') return value.trim();
   }
   if (!isUpgrade(request)) return undefined;
-  const query = new URLSearchParams(request.url.split('?', 2)[1] ?? '');
+  const [path, search] = request.url.split('?', 2) as [string, string | undefined];
+  const query = new URLSearchParams(VENDOR_SOCKET.test(path) ? (search ?? '') : '');
   for (const name of KEY_PARAMS) {
     const value = query.get(name)?.replace(/^Bearer\s+/i, '');
     if (value) return value;

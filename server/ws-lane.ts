@@ -252,6 +252,8 @@ export class Lane {
       if (generate) utterance.generate();
     } catch (err) {
       void this.#host.sendError(err, requestId, this.context);
+      // A context whose first message failed holds nothing: it may be let go.
+      this.#settle();
     }
   }
 
@@ -330,7 +332,8 @@ export class Lane {
     const kept: Item[] = [];
     for (const item of this.#queue) {
       const id = itemId(item);
-      if (!matches(id) || (item.kind === 'end' && target !== undefined)) {
+      // A context's end is never cut: a cancel stops what it speaks, not its close.
+      if (!matches(id) || item.kind === 'end') {
         kept.push(item);
         continue;
       }
@@ -416,7 +419,11 @@ export class Lane {
           break;
         }
         await this.#handle(next);
-        for (const ack of this.#acks.splice(0)) await this.#acknowledge(ack);
+        // One at a time, each taken off only once sent: a cancel arriving meanwhile queues behind.
+        while (this.#acks.length > 0) {
+          await this.#acknowledge(this.#acks[0]!);
+          this.#acks.shift();
+        }
       }
     } finally {
       this.#running = false;
@@ -543,6 +550,11 @@ export class Lane {
       });
     } finally {
       this.#current = undefined;
+      // A run that failed leaves its utterance unread: drop it, so later appends open a new one.
+      if (typeof text !== 'string' && this.#open === text) {
+        text.abandon();
+        this.#open = undefined;
+      }
       dialect.ended?.(turn);
     }
   }

@@ -85,7 +85,11 @@ export const deepgramHttpRoutes: FastifyPluginAsync<{ config: Config; lifecycle:
         engine.voices.resolve(model);
         voice = model;
       } catch {
-        reply.header('dg-warning', `model ${model.slice(0, 64)} is not a Kokoro voice; spoke with ${voice}`);
+        // The name as the client sent it in the URL (percent-encoded): header-safe whatever it holds.
+        reply.header(
+          'dg-warning',
+          `model ${encodeURIComponent(model.slice(0, 64))} is not a Kokoro voice; spoke with ${voice}`,
+        );
       }
     }
     const format = formatOf(query.get('encoding') ?? 'linear16', query.get('container'));

@@ -126,6 +126,12 @@ describe('AUTH_TOKEN', () => {
     const socket = await upgrade(running.app, `/tts/websocket?api_key=${encodeURIComponent(TOKEN)}`);
     expect(socket.status).toBe(101);
     socket.client?.close();
+    // Only on the vendors' sockets: our own route takes no key in its URL.
+    const ours = await upgrade(
+      running.app,
+      `/invocations-bidirectional-stream?api_key=${encodeURIComponent(TOKEN)}`,
+    );
+    expect(ours.status).toBe(401);
   });
 
   it('refuses a WebSocket upgrade without the token with 401 and a JSON body, and admits one with it', async () => {

@@ -1155,6 +1155,12 @@ describe('Deepgram POST /v1/speak: bad input gets Deepgram’s error shape, and 
     expect(next.statusCode).toBe(200);
   });
 
+  it('a model name that is not header-safe is percent-encoded in the warning header', async () => {
+    const res = await deepgram('model=%E4%BD%A0%0A&encoding=linear16&container=none', { text: 'Hi.' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['dg-warning']).toBe('model %E4%BD%A0%0A is not a Kokoro voice; spoke with af_heart');
+  });
+
   it('a model that is not a Kokoro voice speaks with the default voice and says so in a header', async () => {
     const res = await deepgram('model=aura-2-thalia-en&encoding=linear16&container=none', { text: 'Hi.' });
     expect(res.statusCode).toBe(200);

@@ -129,6 +129,29 @@ describe('contexts on our protocol', () => {
     client.close();
   });
 
+  it('a cancel of every context does not cut a context’s close: context_closed still follows', async () => {
+    const client = await TestClient.open(contextsUrl());
+    client.send({ type: 'append', text: `${LONG} `, context_id: 'closing', request_id: 'c-long' });
+    client.send({ type: 'close_context', context_id: 'closing' });
+    await client.untilControls('synthesis_start', 1);
+    client.send({ type: 'cancel' });
+    await client.untilControls('context_closed', 1);
+    expect(client.controls('synthesis_cancelled')[0]).toMatchObject({
+      context_id: 'closing',
+      cancelled: ['c-long'],
+    });
+    expect(client.controls('context_closed')).toEqual([{ type: 'context_closed', context_id: 'closing' }]);
+    // Its id is closed, and a new context opens as usual.
+    client.send({ text: SHORT, context_id: 'closing' });
+    client.send({ text: SHORT, context_id: 'after', request_id: 'after' });
+    await client.until(
+      (c) => c.controls('synthesis_complete').some((m) => m.request_id === 'after'),
+      'after',
+    );
+    expect(client.controls('error')).toMatchObject([{ code: 'context_closed', context_id: 'closing' }]);
+    client.close();
+  });
+
   it('a cancel names its context and cuts only it, answering with what was heard', async () => {
     const client = await TestClient.open(contextsUrl());
     client.send({ text: LONG, context_id: 'one', request_id: 'l1' });

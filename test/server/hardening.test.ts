@@ -110,6 +110,18 @@ describe('faults', () => {
     ]);
     client.close();
   });
+
+  it('an utterance whose run failed is dropped: the next append opens a new one, and its flush completes', async () => {
+    const client = await TestClient.open(server.ws);
+    client.send({ type: 'append', text: 'Break __fail_inference__ please. ', request_id: 'broken' });
+    await client.untilControls('error', 1);
+    expect(client.controls('error')[0]).toMatchObject({ code: 'inference_failed', request_id: 'broken' });
+    client.send({ type: 'append', text: 'A new one.', request_id: 'fresh' });
+    client.send({ type: 'flush' });
+    await client.untilControls('synthesis_complete', 1);
+    expect(client.controls('synthesis_complete')[0]).toMatchObject({ request_id: 'fresh' });
+    client.close();
+  });
 });
 
 describe('GET /metrics', () => {

@@ -448,6 +448,35 @@ describe('bad input: the dialect’s own error shape, and the socket serves on',
     client.close();
   });
 
+  it('Cartesia: a context whose first request fails holds no slot; a request without context_id is complete', async () => {
+    const client = await open(`${wsBase()}/tts/websocket`);
+    const good = {
+      model_id: 'sonic-3',
+      voice: 'af_heart',
+      output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 24000 },
+    };
+    // Six turns whose first request is refused (speed out of range), more than WS_MAX_CONTEXTS.
+    for (let i = 0; i < 6; i++) {
+      client.send(
+        { ...good, speed: 3, transcript: 'Too fast. ', continue: true, context_id: `bad${i}` },
+        false,
+      );
+    }
+    await client.until((c) => messages(c).filter((m) => m.type === 'error').length >= 6, 'six errors');
+    expect(new Set(messages(client).map((m) => m.error_code))).toEqual(new Set(['invalid_option']));
+    // A request without an id is complete as it is, though it says continue.
+    client.send({ ...good, transcript: 'No id, said at once.', continue: true }, false);
+    await client.until((c) => messages(c).some((m) => m.type === 'done'), 'the request without an id');
+    // None of the refused ones holds a slot: five contexts open at once.
+    for (let i = 0; i < 5; i++) {
+      client.send({ ...good, transcript: 'Open ', continue: true, context_id: `ok${i}` }, false);
+    }
+    for (let i = 0; i < 5; i++) client.send({ ...good, transcript: 'done.', context_id: `ok${i}` }, false);
+    await client.until((c) => messages(c).filter((m) => m.type === 'done').length >= 6, 'every turn');
+    expect(messages(client).filter((m) => m.type === 'error')).toHaveLength(6);
+    client.close();
+  });
+
   it('a flood of text past the unspoken-text bound: errors in the dialect’s shape, and the session goes on', async () => {
     const client = await open(
       `${wsBase()}/v1/text-to-speech/${RACHEL}/multi-stream-input?output_format=pcm_16000`,
