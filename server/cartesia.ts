@@ -26,6 +26,7 @@ import {
   cartesiaOutput,
   pcm16ToFloat32,
   vendorLanguage,
+  vendorSpeed,
   vendorVoice,
 } from './vendor-voices.ts';
 
@@ -84,7 +85,7 @@ export function cartesiaSpeed(fields: Record<string, unknown>): number | undefin
 function optionsOf(fields: Record<string, unknown>, engine: Engine): Record<string, unknown> {
   const voice = vendorVoice(cartesiaVoiceId(fields.voice), CARTESIA_VOICES, engine);
   const { format, sampleRate } = cartesiaOutput(fields.output_format, ['raw']);
-  const speed = cartesiaSpeed(fields);
+  const speed = vendorSpeed(cartesiaSpeed(fields), engine);
   const languageParam = fields.language !== undefined ? 'language' : 'locale';
   const lang = vendorLanguage(fields[languageParam], languageParam, voice, engine);
   return {

@@ -24,7 +24,13 @@ import {
   type Command,
   type SessionDialect,
 } from './session-messages.ts';
-import { ELEVENLABS_VOICES, elevenLabsOutput, vendorLanguage, vendorVoice } from './vendor-voices.ts';
+import {
+  ELEVENLABS_VOICES,
+  elevenLabsOutput,
+  vendorLanguage,
+  vendorSpeed,
+  vendorVoice,
+} from './vendor-voices.ts';
 import type { ErrorBody } from '../protocol/errors.ts';
 
 const WS_PATH = /^\/?v1\/text-to-speech\/([^/?]+)\/(stream-input|multi-stream-input)$/;
@@ -131,12 +137,6 @@ export function elevenLabsDialect(
     query.get('output_format') ?? undefined,
     ELEVENLABS_DEFAULT_FORMAT,
   );
-  if (!engine.info.formats.includes(format)) {
-    throw invalid(
-      `output_format ${query.get('output_format')}: this server cannot encode ${format} (it needs ffmpeg); use pcm_<rate> or ulaw_8000`,
-      'output_format',
-    );
-  }
   const timeoutText = query.get('inactivity_timeout');
   const inactivity = timeoutText === null ? INACTIVITY_DEFAULT_S : Number(timeoutText);
   if (!Number.isInteger(inactivity) || inactivity < 1 || inactivity > INACTIVITY_MAX_S) {
@@ -228,7 +228,8 @@ export function elevenLabsDialect(
     }
     const first = !started.has(key);
     // Read before anything is noted, so a refused first message leaves the stream unopened.
-    const options = first ? firstMessageFields(fields) : {};
+    const read = first ? firstMessageFields(fields) : {};
+    const options = read.speed === undefined ? read : { ...read, speed: vendorSpeed(read.speed, engine) };
     remember(started, key);
     if (flush) remember(flushed, key);
     else if (text.trim() !== '') flushed.delete(key);

@@ -6,6 +6,7 @@
  */
 import { parseLanguage, type Engine } from '../model/engine.ts';
 import { FORMATS, type AudioFormat } from '../protocol/formats.ts';
+import { SPEED_MAX, SPEED_MIN } from '../protocol/request.ts';
 import { ttsError } from './errors.ts';
 import type { Config } from './config.ts';
 import { describe, parseOptions, type SynthesisOptions } from './request.ts';
@@ -249,4 +250,14 @@ export function vendorOptions(
     },
     { route: 'http', config: ctx.config, engine: ctx.engine },
   );
+}
+
+/**
+ * A vendor's speed as this model export takes it: one whose speed input is int32 takes whole
+ * numbers, so the vendors' fractional speeds (ElevenLabs' 0.7 to 1.2) round, to 1 at least; a
+ * speed out of range is left for the request parser to refuse.
+ */
+export function vendorSpeed(speed: unknown, engine: Engine): unknown {
+  if (engine.info.contract.speedType !== 'int32' || typeof speed !== 'number') return speed;
+  return speed >= SPEED_MIN && speed <= SPEED_MAX ? Math.max(1, Math.round(speed)) : speed;
 }

@@ -10,7 +10,6 @@ import { Readable } from 'node:stream';
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import type { Engine, WordTiming } from '../../model/engine.ts';
 import { FORMATS } from '../../protocol/formats.ts';
-import { SPEED_MAX, SPEED_MIN } from '../../protocol/request.ts';
 import { sseEvent } from '../../protocol/sse.ts';
 import { cartesiaError, cartesiaSpeed, cartesiaVoiceId } from '../cartesia.ts';
 import type { Config } from '../config.ts';
@@ -32,6 +31,7 @@ import {
   pcm16ToFloat32,
   vendorLanguage,
   vendorOptions,
+  vendorSpeed,
   vendorVoice,
   type VendorOutput,
 } from '../vendor-voices.ts';
@@ -127,10 +127,7 @@ export function parseCartesiaRequest(
       `generation_config should be an object such as {"speed": 1.1}; got ${describe(generation)}`,
     );
   // generation_config.speed, else speed (a number, or slow / normal / fast), as on the WebSocket.
-  let speed = cartesiaSpeed(fields) ?? 1;
-  // An export whose speed input is int32 takes whole numbers (out of range: refused below).
-  if (engine.info.contract.speedType === 'int32' && speed >= SPEED_MIN && speed <= SPEED_MAX)
-    speed = Math.max(1, Math.round(speed));
+  const speed = vendorSpeed(cartesiaSpeed(fields) ?? 1, engine);
 
   if (fields.language != null && fields.locale != null)
     invalid('locale', 'send language or locale, not both');

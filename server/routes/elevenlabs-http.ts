@@ -24,6 +24,7 @@ import {
   elevenLabsOutput,
   vendorLanguage,
   vendorOptions,
+  vendorSpeed,
   vendorVoice,
 } from '../vendor-voices.ts';
 
@@ -90,8 +91,7 @@ export function parseElevenLabsRequest(
       'voice_settings.speed',
       `voice_settings.speed should be a number from ${SPEED_MIN} to ${SPEED_MAX}; got ${describe(speed)}`,
     );
-  // An export whose speed input is int32 takes whole numbers; ElevenLabs' 0.7-1.2 rounds to 1.
-  if (engine.info.contract.speedType === 'int32') speed = Math.max(1, Math.round(speed));
+  speed = vendorSpeed(speed, engine) as number;
 
   const lang = vendorLanguage(fields.language_code, 'language_code', voice, engine);
 

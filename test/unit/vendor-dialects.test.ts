@@ -39,6 +39,7 @@ import {
   cartesiaOutput,
   elevenLabsOutput,
   pcm16ToFloat32,
+  vendorSpeed,
   vendorVoice,
   type VendorOutput,
 } from '../../dist/server/vendor-voices.js';
@@ -1892,5 +1893,21 @@ describe('pcm16ToFloat32', () => {
     expect(out.length).toBe(8);
     expect(floats(out)).toEqual([-1, 0.5]);
     expect(floats(pcm16ToFloat32(new Uint8Array(buffer, 2, 2)))).toEqual([128 / 32768]);
+  });
+});
+
+describe('vendorSpeed', () => {
+  const exportWith = (speedType: 'int32' | 'float32') =>
+    ({ info: { contract: { speedType } } }) as unknown as Parameters<typeof vendorSpeed>[1];
+
+  it('rounds a speed in range for an export whose speed input is int32, to 1 at least', () => {
+    const int32 = exportWith('int32');
+    expect([0.7, 1.1, 1.4, 1.6, 2].map((s) => vendorSpeed(s, int32))).toEqual([1, 1, 1, 2, 2]);
+  });
+
+  it('leaves a speed out of range (the parser refuses it), a non-number, and float32 exports alone', () => {
+    expect(vendorSpeed(3, exportWith('int32'))).toBe(3);
+    expect(vendorSpeed('fast', exportWith('int32'))).toBe('fast');
+    expect(vendorSpeed(1.1, exportWith('float32'))).toBe(1.1);
   });
 });
