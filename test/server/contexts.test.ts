@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeStandinModelDir } from '../../scripts/lib/standin-model.ts';
-import { TestClient, startServer, type TestServer } from './harness.ts';
+import { TestClient, referencePcm, startServer, type TestServer } from './harness.ts';
 
 /** Six inferences of about 500 phoneme ids: work in flight while a cut arrives. */
 const LONG = `Codes ${Array.from({ length: 30 }, () => '987654321').join(', ')} end.`;
@@ -47,15 +47,7 @@ function audioOf(client: TestClient, context: string): Buffer {
 }
 
 /** The same text's PCM from POST /invocations: what a context's audio must equal. */
-async function reference(text: string, voice = 'af_heart'): Promise<Buffer> {
-  const response = await fetch(`${server.http}/invocations`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ text, voice, format: 'pcm' }),
-  });
-  expect(response.status).toBe(200);
-  return Buffer.from(await response.arrayBuffer());
-}
+const reference = (text: string, voice?: string) => referencePcm(server, text, voice);
 
 describe('contexts on our protocol', () => {
   it('two contexts stream side by side; each audio frame names its context and equals its text alone', async () => {

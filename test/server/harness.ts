@@ -127,3 +127,19 @@ export function bytesDiff(actual: Uint8Array, expected: Uint8Array): string | un
   while (at < a.length && at < b.length && a[at] === b[at]) at++;
   return `${a.length} bytes against ${b.length}, first different at byte ${at}`;
 }
+
+/** A text's raw PCM16 from POST /invocations: what another route's or dialect's audio must equal. */
+export async function referencePcm(
+  server: TestServer,
+  text: string,
+  voice = 'af_heart',
+  sampleRate = 24_000,
+): Promise<Buffer> {
+  const response = await fetch(`${server.http}/invocations`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ text, voice, format: 'pcm', sample_rate: sampleRate }),
+  });
+  if (response.status !== 200) throw new Error(`POST /invocations answered ${response.status}`);
+  return Buffer.from(await response.arrayBuffer());
+}

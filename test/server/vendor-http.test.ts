@@ -23,7 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPENAI_VOICES } from '../../protocol/openai.ts';
 import { ELEVENLABS_VOICES, CARTESIA_VOICES } from '../../server/vendor-voices.ts';
 import { FFMPEG, decode } from './audio-tools.ts';
-import { TIMESTAMPED_MODEL_DIR, bytesDiff, sharedServer, type TestServer } from './harness.ts';
+import { TIMESTAMPED_MODEL_DIR, bytesDiff, referencePcm, sharedServer, type TestServer } from './harness.ts';
 
 const TEXT = 'The vendor clients ask for speech. Kokoro answers, one sentence at a time.';
 const WORDS = TEXT.split(' ');
@@ -44,14 +44,33 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 /** The same text through POST /invocations: raw PCM16 at `rate`. */
-async function reference(voice: string, rate = 24_000, text = TEXT): Promise<Buffer> {
-  const res = await fetch(`${server.http}/invocations`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ text, voice, format: 'pcm', sample_rate: rate }),
-  });
-  expect(res.status).toBe(200);
-  return Buffer.from(await res.arrayBuffer());
+const reference = (voice: string, rate = 24_000, text = TEXT) => referencePcm(server, text, voice, rate);
+
+/**
+ * Runs `fn` while node:https dials this server over plain TCP: LiveKit's Cartesia and Deepgram
+ * plugins post through node:https whatever the URL's scheme (Deepgram's to port 443 always).
+ */
+async function overPlainHttp<T>(fn: () => Promise<T>): Promise<T> {
+  const agent = https.globalAgent as unknown as { createConnection: unknown };
+  const original = agent.createConnection;
+  const port = Number(new URL(server.http).port);
+  agent.createConnection = () => net.connect({ host: '127.0.0.1', port });
+  try {
+    return await fn();
+  } finally {
+    agent.createConnection = original;
+  }
+}
+
+/** A LiveKit plugin's synthesize(): the PCM of its frames, which must be 24 kHz. */
+async function synthesizedPcm(tts: {
+  synthesize(text: string): { collect(): Promise<{ sampleRate: number; data: Int16Array }> };
+  close(): Promise<void>;
+}): Promise<Buffer> {
+  const frame = await tts.synthesize(TEXT).collect();
+  await tts.close();
+  expect(frame.sampleRate).toBe(24_000);
+  return Buffer.from(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength);
 }
 
 async function readAll(stream: ReadableStream<Uint8Array>): Promise<Buffer> {
@@ -369,20 +388,10 @@ describe('Deepgram’s SDK', () => {
 
 describe('LiveKit’s plugins, synthesize()', () => {
   it('Deepgram: POST /v1/speak (the plugin always dials port 443: its socket goes to the server)', async () => {
-    const agent = https.globalAgent as unknown as { createConnection: unknown };
-    const original = agent.createConnection;
-    const port = Number(new URL(server.http).port);
-    agent.createConnection = () => net.connect({ host: '127.0.0.1', port });
-    try {
-      const tts = new livekitDeepgram.TTS({ apiKey: 'dummy', baseUrl: server.http, model: 'af_heart' });
-      const frame = await tts.synthesize(TEXT).collect();
-      await tts.close();
-      expect(frame.sampleRate).toBe(24_000);
-      const pcm = Buffer.from(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength);
-      expect(bytesDiff(pcm, await reference('af_heart'))).toBeUndefined();
-    } finally {
-      agent.createConnection = original;
-    }
+    const pcm = await overPlainHttp(() =>
+      synthesizedPcm(new livekitDeepgram.TTS({ apiKey: 'dummy', baseUrl: server.http, model: 'af_heart' })),
+    );
+    expect(bytesDiff(pcm, await reference('af_heart'))).toBeUndefined();
   });
 
   it('ElevenLabs: POST …/stream with pcm_24000; the frames hold the same samples', async () => {
@@ -438,21 +447,10 @@ describe('LiveKit’s plugins, synthesize()', () => {
   });
 
   it('Cartesia: POST /tts/bytes without a Content-Type; the frames hold the same samples', async () => {
-    // The plugin posts through node:https whatever the URL's scheme: its sockets go to plain TCP.
-    const agent = https.globalAgent as unknown as { createConnection: unknown };
-    const original = agent.createConnection;
-    agent.createConnection = (options: { host: string; port: number }) =>
-      net.connect({ host: options.host, port: options.port });
-    try {
-      const tts = new livekitCartesia.TTS({ apiKey: 'dummy', baseUrl: server.http });
-      const frame = await tts.synthesize(TEXT).collect();
-      await tts.close();
-      expect(frame.sampleRate).toBe(24_000);
-      const pcm = Buffer.from(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength);
-      expect(bytesDiff(pcm, await reference('af_heart'))).toBeUndefined();
-    } finally {
-      agent.createConnection = original;
-    }
+    const pcm = await overPlainHttp(() =>
+      synthesizedPcm(new livekitCartesia.TTS({ apiKey: 'dummy', baseUrl: server.http })),
+    );
+    expect(bytesDiff(pcm, await reference('af_heart'))).toBeUndefined();
   });
 
   it('OpenAI: POST /v1/audio/speech with pcm; the frames hold the same samples', async () => {

@@ -21,7 +21,7 @@ import { DeepgramClient } from '@deepgram/sdk';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeStandinModelDir } from '../../scripts/lib/standin-model.ts';
-import { TestClient, startServer, type TestServer } from './harness.ts';
+import { TestClient, referencePcm, startServer, type TestServer } from './harness.ts';
 
 // Cartesia's ES module build opens its socket with the runtime's WebSocket, which Node 20 lacks;
 // its CommonJS build uses `ws`, as a Node application loading it with require() does.
@@ -59,15 +59,7 @@ afterAll(async () => {
 const wsBase = () => server.http.replace('http://', 'ws://');
 
 /** Our own PCM (24 kHz) for a text, to compare a dialect's audio with. */
-async function reference(text: string, voice = 'af_heart'): Promise<Buffer> {
-  const response = await fetch(`${server.http}/invocations`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ text, voice, format: 'pcm' }),
-  });
-  expect(response.status).toBe(200);
-  return Buffer.from(await response.arrayBuffer());
-}
+const reference = (text: string, voice?: string) => referencePcm(server, text, voice);
 
 async function open(url: string, headers: Record<string, string> = {}): Promise<TestClient> {
   const socket = new WebSocket(url, { headers });
