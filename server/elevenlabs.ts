@@ -14,7 +14,7 @@
  * the characters of the words in that audio and their times from the context's first sample.
  * Problems are `{"message", "error", "code"}` (and `contextId`), and the socket serves on.
  */
-import type { Engine, RunFigures, WordTiming } from '../model/engine.ts';
+import type { Engine, WordTiming } from '../model/engine.ts';
 import { ttsError } from './errors.ts';
 import { charAlignment } from './elevenlabs-alignment.ts';
 import {
@@ -273,7 +273,7 @@ export function elevenLabsDialect(
       return undefined;
     },
     // stream-input's one utterance ends with the stream; a context's with close_context.
-    complete: (_turn, _figures: RunFigures | undefined) => (multi ? undefined : { isFinal: true }),
+    complete: () => (multi ? undefined : { isFinal: true }),
     ended: ({ requestId }) => pendingWords.delete(requestId),
     mark: () => undefined,
     cancelled: () => undefined,

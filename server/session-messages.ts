@@ -6,8 +6,6 @@
 import type { RunFigures, WordTiming } from '../model/engine.ts';
 import type { ErrorBody } from '../protocol/errors.ts';
 import type { ControlFrame, Heard } from '../protocol/frames.ts';
-
-export type { Heard } from '../protocol/frames.ts';
 import { ttsError, withRequestId } from './errors.ts';
 import { peekRequestId } from './request.ts';
 

@@ -177,7 +177,7 @@ export class Session implements Drainable {
     } catch (error) {
       // Answered in turn, like the message it stands for (in the only lane, or at once).
       if (this.#dialect.contexts) void this.#sendError(error, undefined, undefined);
-      else this.#lane(undefined, { create: true })?.invalid(error, data.length);
+      else this.#lane(undefined)?.invalid(error, data.length);
       return;
     }
     const list: readonly Command[] = Array.isArray(commands) ? commands : [commands as Command];
@@ -220,11 +220,10 @@ export class Session implements Drainable {
         const lane = this.#lanes.get(command.context);
         if (lane && !lane.closed) {
           lane.close(command.drop, receivedAt);
-          return true;
-        }
-        // Closed already, or never opened: it is over, and said so at once.
-        this.#lane(command.context);
-        if (lane === undefined && !this.#closedContexts.has(command.context)) {
+        } else if (this.#isClosed(command.context)) {
+          this.#refuseClosed(command.context);
+        } else {
+          // Never opened: it is over, and said so at once.
           this.#rememberClosed(command.context);
           const frame = this.#dialect.contextClosed(command.context, undefined, undefined);
           if (frame) void this.#sendControl(frame);
@@ -249,34 +248,25 @@ export class Session implements Drainable {
 
   /** Runs `act` on the command's lane (opened if need be); false when its context was refused. */
   #with(context: string | undefined, act: (lane: Lane) => void): boolean {
-    const lane = this.#lane(context, { create: true });
+    const lane = this.#lane(context);
     if (lane === undefined) return false;
     act(lane);
     return true;
   }
 
   /**
-   * The lane a message goes to: the only one, or its context's (opened on its first message when
-   * `create`). A context that was closed, or one past the limit, is answered with an error here,
-   * and the message goes nowhere.
+   * The lane a message goes to: the only one, or its context's (opened by its first message). A
+   * context that was closed, or one past the limit, is answered with an error here, and the
+   * message goes nowhere.
    */
-  #lane(context: string | undefined, { create = false } = {}): Lane | undefined {
+  #lane(context: string | undefined): Lane | undefined {
     const key = context ?? ONLY;
     const lane = this.#lanes.get(key);
     if (lane && !lane.closed) return lane;
-    if (context !== undefined && (lane?.closed || this.#closedContexts.has(context))) {
-      void this.#sendError(
-        ttsError(
-          'TTS_ERR_CONTEXT_CLOSED',
-          `Context ${JSON.stringify(context.slice(0, 64))} was closed on this session; its id cannot be used again. Open a new context with a new context_id`,
-          { data: { param: 'context_id' } },
-        ),
-        undefined,
-        context,
-      );
+    if (context !== undefined && this.#isClosed(context)) {
+      this.#refuseClosed(context);
       return undefined;
     }
-    if (lane || !create) return lane;
     if (context !== undefined) {
       const open = [...this.#lanes.values()].filter((l) => !l.closed).length;
       const limit = this.#deps.config.wsMaxContexts;
@@ -296,6 +286,23 @@ export class Session implements Drainable {
     const created = new Lane(this.#host, context);
     this.#lanes.set(key, created);
     return created;
+  }
+
+  /** A context closed on this session (closing now, or closed and remembered). */
+  #isClosed(context: string): boolean {
+    return this.#lanes.get(context)?.closed === true || this.#closedContexts.has(context);
+  }
+
+  #refuseClosed(context: string): void {
+    void this.#sendError(
+      ttsError(
+        'TTS_ERR_CONTEXT_CLOSED',
+        `Context ${JSON.stringify(context.slice(0, 64))} was closed on this session; its id cannot be used again. Open a new context with a new context_id`,
+        { data: { param: 'context_id' } },
+      ),
+      undefined,
+      context,
+    );
   }
 
   #rememberClosed(context: string): void {
