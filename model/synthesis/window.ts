@@ -5,7 +5,7 @@
  * then is the next one taken from the text, so a listener that stops reading stops the work after
  * the window.
  */
-import { abortError } from '../../protocol/errors.ts';
+import { abortError, ttsError } from '../../protocol/errors.ts';
 import type { JobHandle, PieceResult, PoolRequest, SentenceRequest } from '../inference/worker-pool.ts';
 import type { SpeechSegment } from './request.ts';
 import type { AudioChunk } from './run.ts';
@@ -14,10 +14,20 @@ import type { Segment } from './script.ts';
 /** Samples of silence per millisecond at 24 kHz. */
 const SAMPLES_PER_MS = 24;
 
+/** Silence is made as it is handed over, at most this many samples (one second) at a time. */
+const SILENCE_PIECE_SAMPLES = 24_000;
+
+/** Pauses and marks taken from the text ahead of the audio, besides the window's sentences. */
+const QUIET_AHEAD = 8;
+
 interface InFlight {
-  /** A sentence (else a pause or a mark, which take no worker and no room in the window). */
+  /** A sentence (else a pause or a mark, which take no worker). */
   readonly speech: boolean;
+  /** A sentence's index in the request, for its pieces. */
+  readonly index: number;
   readonly pieces: AudioChunk[];
+  /** A pause's samples not yet handed over: kept as a count, made a piece at a time. */
+  silence: number;
   job: JobHandle | undefined;
   settled: boolean;
   failure: { readonly error: unknown } | undefined;
@@ -28,9 +38,12 @@ export class RequestWindow {
   readonly #sentences: AsyncIterator<Segment>;
   readonly #job: (sentence: SpeechSegment) => SentenceRequest;
   readonly #lookahead: number;
+  readonly #maxSamples: number;
   readonly #signal: AbortSignal;
   readonly #inFlight: InFlight[] = [];
   #taken = 0;
+  /** Samples handed over so far. */
+  #samples = 0;
   #pulling = false;
   #exhausted = false;
   #sourceFailure: { readonly error: unknown } | undefined;
@@ -40,6 +53,8 @@ export class RequestWindow {
    * @param pool the request's door into the pool; closed when the window ends.
    * @param job what the pool runs for one sentence of the text.
    * @param signal aborts the request: its sentences are dropped and the audio ends with an AbortError.
+   * @param maxSamples the most audio (24 kHz samples) the request may make, pauses included: past
+   *   it the audio ends with an `audio_too_long` TtsError.
    */
   constructor(
     pool: PoolRequest,
@@ -47,12 +62,14 @@ export class RequestWindow {
     job: (sentence: SpeechSegment) => SentenceRequest,
     lookahead: number,
     signal: AbortSignal,
+    maxSamples = Infinity,
   ) {
     this.#pool = pool;
     this.#sentences = sentences;
     this.#job = job;
     this.#lookahead = lookahead;
     this.#signal = signal;
+    this.#maxSamples = maxSamples;
   }
 
   /** The request's audio, in order. The request leaves the pool when this ends, however it ends. */
@@ -67,8 +84,9 @@ export class RequestWindow {
       for (;;) {
         if (this.#signal.aborted) throw abortError();
         const head = this.#inFlight[0];
-        const piece = head?.pieces.shift();
+        const piece = head?.pieces.shift() ?? (head?.silence ? this.#silence(head) : undefined);
         if (piece) {
+          this.#count(piece.samples.length);
           yield piece;
           continue;
         }
@@ -89,6 +107,24 @@ export class RequestWindow {
     }
   }
 
+  /** The next piece of a pause's silence. */
+  #silence(entry: InFlight): AudioChunk {
+    const n = Math.min(entry.silence, SILENCE_PIECE_SAMPLES);
+    entry.silence -= n;
+    return { samples: new Int16Array(n), sentence: entry.index, phonemeCount: 0, inferenceMs: 0 };
+  }
+
+  /** Counts audio about to be handed over against the request's bound. */
+  #count(samples: number): void {
+    this.#samples += samples;
+    if (this.#samples <= this.#maxSamples) return;
+    const max = this.#maxSamples / (SAMPLES_PER_MS * 1000);
+    throw ttsError(
+      'TTS_ERR_AUDIO_TOO_LONG',
+      `The request's audio reached ${max} s, the most one request may make; the rest was not synthesized`,
+    );
+  }
+
   /** The head has been handed over whole: the next sentence becomes next-needed. */
   #advance(): void {
     this.#inFlight.shift();
@@ -98,10 +134,12 @@ export class RequestWindow {
 
   /** Takes the next sentence from the text when the window has room (one at a time). */
   #pull(): void {
+    const sentences = this.#sentencesInFlight();
     if (
       this.#pulling ||
       this.#exhausted ||
-      this.#sentencesInFlight() > this.#lookahead ||
+      sentences > this.#lookahead ||
+      this.#inFlight.length - sentences >= QUIET_AHEAD ||
       this.#signal.aborted
     )
       return;
@@ -126,25 +164,27 @@ export class RequestWindow {
   #submit(segment: Segment): void {
     const index = this.#taken++;
     const speech = segment.kind === 'speech';
-    const entry: InFlight = { speech, pieces: [], job: undefined, settled: false, failure: undefined };
+    const entry: InFlight = {
+      speech,
+      index,
+      pieces: [],
+      silence: 0,
+      job: undefined,
+      settled: false,
+      failure: undefined,
+    };
     if (!speech) {
-      // Silence and marks need no worker: they are in place at once, in their turn.
-      entry.pieces.push(
-        segment.kind === 'pause'
-          ? {
-              samples: new Int16Array(Math.round(segment.ms * SAMPLES_PER_MS)),
-              sentence: index,
-              phonemeCount: 0,
-              inferenceMs: 0,
-            }
-          : {
-              samples: new Int16Array(0),
-              sentence: index,
-              phonemeCount: 0,
-              inferenceMs: 0,
-              mark: segment.name,
-            },
-      );
+      // Silence and marks need no worker: they are in place at once, in their turn; silence is a
+      // count until it is handed over, so pauses cost no memory while they wait.
+      if (segment.kind === 'pause') entry.silence = Math.round(segment.ms * SAMPLES_PER_MS);
+      else
+        entry.pieces.push({
+          samples: new Int16Array(0),
+          sentence: index,
+          phonemeCount: 0,
+          inferenceMs: 0,
+          mark: segment.name,
+        });
       entry.settled = true;
       this.#inFlight.push(entry);
       return;

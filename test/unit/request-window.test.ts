@@ -73,12 +73,14 @@ const job = (segment: SpeechSegment) => ({
 });
 
 function windowOver(
-  texts: readonly (string | Segment)[],
+  texts: readonly (string | Segment)[] | AsyncGenerator<Segment>,
   lookahead: number,
   signal = new AbortController().signal,
+  maxSamples?: number,
 ) {
   const pool = new RecordingPool();
-  const window = new RequestWindow(pool, sentences(texts), job, lookahead, signal);
+  const source = Array.isArray(texts) ? sentences(texts) : (texts as AsyncGenerator<Segment>);
+  const window = new RequestWindow(pool, source, job, lookahead, signal, maxSamples);
   return { pool, audio: window.audio() };
 }
 
@@ -118,14 +120,45 @@ describe('RequestWindow', () => {
     pool.jobs[1]!.finish();
     pool.jobs[0]!.finish();
     await reading;
+    // Silence is made a second at a time as it is handed over.
     expect(taken.map((c) => [c.sentence, c.samples.length, c.mark])).toEqual([
       [0, 4, undefined],
-      [1, 36_000, undefined],
+      [1, 24_000, undefined],
+      [1, 12_000, undefined],
       [2, 0, 'here'],
       [3, 4, undefined],
       [4, 12, undefined],
     ]);
-    expect(taken[1]!.samples.every((x) => x === 0)).toBe(true);
+    expect(taken.slice(1, 3).every((c) => c.samples.every((x) => x === 0))).toBe(true);
+  });
+
+  it('takes at most 8 pauses and marks ahead of the audio, so a text of pauses costs no memory while it waits', async () => {
+    let pulled = 0;
+    async function* pauses(): AsyncGenerator<Segment> {
+      for (;;) {
+        pulled++;
+        yield { kind: 'pause', ms: 10_000 };
+      }
+    }
+    const { audio } = windowOver(pauses(), 2);
+    const first = await audio.next();
+    await tick();
+    expect(first.value?.samples.length).toBe(24_000);
+    expect(pulled).toBeLessThanOrEqual(9);
+    await audio.return(undefined);
+  });
+
+  it('ends with audio_too_long once the audio handed over would pass the bound, pauses included', async () => {
+    const { pool, audio } = windowOver(['a', { kind: 'pause', ms: 1000 }, 'b'], 2, undefined, 24_000 + 4);
+    const taken: number[] = [];
+    const reading = (async () => {
+      for await (const chunk of audio) taken.push(chunk.samples.length);
+    })();
+    await tick();
+    for (const j of pool.jobs) j.finish();
+    await expect(reading).rejects.toMatchObject({ code: 'audio_too_long' });
+    expect(taken).toEqual([4, 24_000]);
+    expect(pool.closed).toBe(1);
   });
 
   it.each([0, 1, 2])(
