@@ -18,15 +18,22 @@ import { applyOrtTelemetry, type OrtTelemetry } from './inference/ort-telemetry.
 import type { WarmupSetting, WarmupStep } from './inference/warmup.ts';
 import type { PhonemizeInput, WorkerInit } from './inference/messages.ts';
 import { WorkerPool, type PoolEvents } from './inference/worker-pool.ts';
-import { LANGUAGES, LANGUAGE_TAGS, type Dtype, type LanguageCode } from './kokoro/constants.ts';
+import { LANGUAGES, LANGUAGE_TAGS, SAMPLE_RATE, type Dtype, type LanguageCode } from './kokoro/constants.ts';
 import { locateModel, type ModelFiles } from './kokoro/model-dir.ts';
 import { VoiceCatalog, type ResolvedVoice } from './kokoro/voices.ts';
 import { sentenceJob, type SynthesisRequest } from './synthesis/request.ts';
 import { runSynthesis, type AudioChunk, type OutputFormat, type SynthesisRun } from './synthesis/run.ts';
 import { segmentSource, streamedFirstChunkMinChars, type FirstChunkSettings } from './synthesis/sentences.ts';
 import { RequestWindow } from './synthesis/window.ts';
-import { scriptOf, Segmenter, textParts, type ScriptSettings, type Segment } from './synthesis/script.ts';
-import { displayText, isPlain } from './text/parts.ts';
+import {
+  scriptOf,
+  Segmenter,
+  textParts,
+  textTooLongOnceRead,
+  type ScriptSettings,
+  type Segment,
+} from './synthesis/script.ts';
+import { displayText, isPlain, spokenChars } from './text/parts.ts';
 import type { NormalizationOptions } from './text/normalization-options.ts';
 import { hasLexicon, type EnglishFrontEnd } from './text/en/english.ts';
 import { hasMarkup, type MarkupLimits, type MarkupMode } from './text/markup.ts';
@@ -105,6 +112,13 @@ export interface EngineOptions {
   readonly pronunciationsFile?: string;
   /** Markup's bounds (the longest pause, nesting, tag length); text/markup.ts's defaults otherwise. */
   readonly markupLimits?: Partial<MarkupLimits>;
+  /**
+   * The most characters a text may speak once pronunciations and aliases are applied (a streamed
+   * text: the most they may add to what was written); unbounded when absent.
+   */
+  readonly maxTextChars?: number;
+  /** Seconds of audio one request may make, pauses included; unbounded when absent. */
+  readonly maxAudioS?: number;
   /** Tests only: see WorkerInit.faultInjection. */
   readonly faultInjection?: boolean;
 }
@@ -299,6 +313,7 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
         (s) => sentenceJob(request, s),
         lookahead,
         aborted,
+        (options.maxAudioS ?? Infinity) * SAMPLE_RATE,
       );
       yield* window.audio();
     } finally {
@@ -307,11 +322,17 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
   }
 
   function readText(text: string, settings: TextSettings): ReadText {
-    if (!hasMarkup(text, settings.markup)) return { warnings: [] };
-    return scriptOf(text, scriptSettings(settings));
+    if (hasMarkup(text, settings.markup)) return scriptOf(text, scriptSettings(settings, false));
+    // Plain text: only a dictionary can make it speak more than it holds.
+    const dictionary = dictionaries.of(settings.voice.lang, settings.pronunciations);
+    if (dictionary !== undefined && options.maxTextChars !== undefined) {
+      const spoken = spokenChars(textParts(text, dictionary));
+      if (spoken > options.maxTextChars) throw textTooLongOnceRead(spoken, options.maxTextChars);
+    }
+    return { warnings: [] };
   }
 
-  function scriptSettings(settings: TextSettings): ScriptSettings {
+  function scriptSettings(settings: TextSettings, streamed: boolean): ScriptSettings {
     return {
       voice: settings.voice,
       speed: settings.speed,
@@ -322,6 +343,11 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
         settings.firstChunk === 'sentence' ? 0 : streamedFirstChunkMinChars(firstChunk, pool.costs),
       mode: settings.markup,
       ...(options.markupLimits ? { limits: options.markupLimits } : {}),
+      bounds: {
+        chars: options.maxTextChars ?? Infinity,
+        pauseMs: (options.maxAudioS ?? Infinity) * 1000,
+        streamed,
+      },
     };
   }
 
@@ -353,7 +379,7 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
     streamedFirstChunkMinChars: () => streamedFirstChunkMinChars(firstChunk, pool.costs),
     phonemize: async (input) => ({ ...(await pool.phonemize(input)), lang: input.lang }),
     readText,
-    segmenter: (settings) => new Segmenter(scriptSettings(settings)),
+    segmenter: (settings) => new Segmenter(scriptSettings(settings, true)),
     phonemizeText: async (text, settings, normalization) => {
       const read = readText(text, settings);
       const segments = read.segments ?? [
@@ -488,6 +514,7 @@ export { ModelDirError, locateModel } from './kokoro/model-dir.ts';
 export type { ResolvedVoice, VoiceFacts } from './kokoro/voices.ts';
 export { IncrementalSentenceChunker } from './text/sentences.ts';
 export type { Segment, Segmenter } from './synthesis/script.ts';
+export { spokenText } from './text/parts.ts';
 export type { MarkupMode } from './text/markup.ts';
 export type { PronunciationMatcher } from './text/pronunciations.ts';
 export { parseRequestPronunciations } from './text/pronunciations.ts';

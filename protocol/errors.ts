@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   TTS_ERR_LANGUAGE_UNSUPPORTED: { code: 'language_unsupported', status: 400 },
   TTS_ERR_TIMESTAMPS_UNAVAILABLE: { code: 'timestamps_unavailable', status: 400 },
   TTS_ERR_TEXT_TOO_LONG: { code: 'text_too_long', status: 413 },
+  TTS_ERR_AUDIO_TOO_LONG: { code: 'audio_too_long', status: 413 },
   TTS_ERR_PAYLOAD_TOO_LARGE: { code: 'payload_too_large', status: 413 },
   TTS_ERR_MESSAGE_TOO_FRAGMENTED: { code: 'message_too_fragmented', status: 400 },
   TTS_ERR_UNAUTHORIZED: { code: 'unauthorized', status: 401 },

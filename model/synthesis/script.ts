@@ -14,12 +14,12 @@
  * Fed whole or piece by piece (streamed text), it gives the same segments.
  */
 import { ttsError } from '../../protocol/errors.ts';
-import { SPEED_MAX, SPEED_MIN } from '../../protocol/request.ts';
+import { SPEED_MAX, SPEED_MIN, codePointLength } from '../../protocol/request.ts';
 import type { LanguageCode } from '../kokoro/constants.ts';
 import type { ResolvedVoice } from '../kokoro/voices.ts';
 import { foreignPhonemeSymbols, ipaToKokoro } from '../text/ipa.ts';
 import { MarkupParser, type MarkupEvent, type MarkupLimits, type MarkupMode } from '../text/markup.ts';
-import type { SpeechPart } from '../text/parts.ts';
+import { displayText, spokenChars, type SpeechPart } from '../text/parts.ts';
 import { applyPronunciations, type PronunciationMatcher } from '../text/pronunciations.ts';
 import { sayAs } from '../text/say-as.ts';
 import { IncrementalSentenceChunker } from '../text/sentences.ts';
@@ -54,6 +54,24 @@ export interface ScriptSettings {
   readonly firstChunkMinChars: number;
   readonly mode?: MarkupMode;
   readonly limits?: Partial<MarkupLimits>;
+  /** What the text may make, whatever its markup; unbounded when absent. */
+  readonly bounds?: ScriptBounds;
+}
+
+/**
+ * Bounds on what a text makes, checked where it is known: after its pronunciations and aliases
+ * are applied, not on the text as sent.
+ */
+export interface ScriptBounds {
+  /**
+   * The most characters its sentences may speak (their readings: aliases, say-as, dictionary
+   * entries); for a streamed text, the most its readings may add to what was written.
+   */
+  readonly chars: number;
+  /** The most milliseconds of pauses in all. */
+  readonly pauseMs: number;
+  /** The text is streamed (an utterance): `chars` bounds what its readings add. */
+  readonly streamed: boolean;
 }
 
 /** A sentence's parts: its text read through the dictionary; `at`: where it starts in the request's text. */
@@ -89,6 +107,15 @@ export class Segmenter {
   readonly #warnings: string[] = [];
   #voice: ResolvedVoice;
   #speed: number;
+  /**
+   * Code points spoken by the sentences handed out, and how many of them their readings added to
+   * what was written (negative where a reading is shorter); milliseconds of pauses.
+   */
+  #spoken = 0;
+  #added = 0;
+  #pausedMs = 0;
+  /** A sentence dropped by the bounds since the last read: reported by the next. */
+  #dropped: unknown;
 
   constructor(settings: ScriptSettings) {
     this.#settings = settings;
@@ -142,6 +169,8 @@ export class Segmenter {
       events = this.#parser.takeRecovered();
     }
     const segments = this.#events(events, text === undefined, (err) => (error ??= err));
+    error ??= this.#dropped;
+    this.#dropped = undefined;
     return error === undefined ? { segments } : { segments, error };
   }
 
@@ -209,6 +238,7 @@ export class Segmenter {
         break;
       }
       case 'pause':
+        this.#checkPause(event.ms);
         out.push(...this.flushSentence(), { kind: 'pause', ms: event.ms });
         break;
       case 'mark':
@@ -235,7 +265,8 @@ export class Segmenter {
 
   #sentences(sentences: readonly string[]): Segment[] {
     const matcher = this.#settings.pronunciations?.(this.#voice.lang);
-    return sentences.map((sentence) => {
+    const out: Segment[] = [];
+    for (const sentence of sentences) {
       // The chunker returns its text in order, trimmed: the next occurrence is this sentence.
       const found = this.#fed.indexOf(sentence);
       const pos = this.#fedAt + Math.max(0, found);
@@ -250,8 +281,48 @@ export class Segmenter {
       }
       if (from < sentence.length) plain(from, sentence.length);
       if (found >= 0) this.#consume(found + sentence.length);
-      return { kind: 'speech', parts, voice: this.#voice, speed: this.#speed };
-    });
+      if (this.#withinChars(parts))
+        out.push({ kind: 'speech', parts, voice: this.#voice, speed: this.#speed });
+    }
+    return out;
+  }
+
+  /**
+   * Counts a sentence's reading against the bound: a whole text may speak `bounds.chars`, a
+   * streamed one may have its readings add that many to what was written. False (and the error
+   * kept for the next read) when the sentence would pass it.
+   */
+  #withinChars(parts: readonly SpeechPart[]): boolean {
+    const bounds = this.#settings.bounds;
+    if (bounds === undefined) return true;
+    const spoken = spokenChars(parts);
+    const added = spoken - codePointLength(displayText(parts));
+    if (bounds.streamed ? this.#added + added <= bounds.chars : this.#spoken + spoken <= bounds.chars) {
+      this.#spoken += spoken;
+      this.#added += added;
+      return true;
+    }
+    this.#dropped ??= bounds.streamed
+      ? ttsError(
+          'TTS_ERR_TEXT_TOO_LONG',
+          `With this sentence the pronunciations and aliases of this utterance would add ${this.#added + added} characters to what it was sent, over the limit of ${bounds.chars}; the sentence was not spoken`,
+          { data: { param: 'text' } },
+        )
+      : textTooLongOnceRead(this.#spoken + spoken, bounds.chars);
+    return false;
+  }
+
+  /** Counts a pause against the bound on all pauses; throws (the pause is skipped) past it. */
+  #checkPause(ms: number): void {
+    const bounds = this.#settings.bounds;
+    if (bounds !== undefined && this.#pausedMs + ms > bounds.pauseMs) {
+      throw ttsError(
+        'TTS_ERR_AUDIO_TOO_LONG',
+        `The pauses would make ${(this.#pausedMs + ms) / 1000} s of silence, over the ${bounds.pauseMs / 1000} s of audio one request may make; this pause was skipped`,
+        { data: { param: 'text' } },
+      );
+    }
+    this.#pausedMs += ms;
   }
 
   /** The first `n` characters of `#fed` have been returned: forget them and the runs before them. */
@@ -290,6 +361,15 @@ export class Segmenter {
   #warn(message: string): void {
     if (!this.#warnings.includes(message)) this.#warnings.push(message);
   }
+}
+
+/** A whole text that would speak `spoken` characters once read, over the bound of `max`. */
+export function textTooLongOnceRead(spoken: number, max: number): Error {
+  return ttsError(
+    'TTS_ERR_TEXT_TOO_LONG',
+    `The text would speak ${spoken} characters once its pronunciations and aliases are applied, over the limit of ${max}; send less text or shorter readings`,
+    { data: { param: 'text' } },
+  );
 }
 
 /** The segments of a whole text (push and end). */

@@ -7,6 +7,7 @@
  * Every part keeps `text`, the words the user wrote, so word timestamps name them whatever was
  * spoken in their place.
  */
+import { codePointLength } from '../../protocol/request.ts';
 
 /** Read by the language's front end (normalization, then G2P). */
 export interface TextPart {
@@ -51,6 +52,17 @@ export const isStressPart = (part: SpeechPart): part is StressPart => 'stress' i
 /** Parts that are one plain text: the sentence is read as it always was, whole. */
 export const isPlain = (parts: readonly SpeechPart[]): boolean =>
   parts.length === 1 && !isPhonemePart(parts[0]!) && !isAliasPart(parts[0]!) && !isStressPart(parts[0]!);
+
+/** What the front end reads of a part: its alias, its phonemes, or its text. */
+export const spokenText = (part: SpeechPart): string =>
+  isAliasPart(part) ? part.spoken : isPhonemePart(part) ? part.phonemes : part.text;
+
+/** Characters the front end reads of `parts` (code points), which bound the work they make. */
+export function spokenChars(parts: readonly SpeechPart[]): number {
+  let n = 0;
+  for (const part of parts) n += codePointLength(spokenText(part));
+  return n;
+}
 
 /** The words the user wrote: every part's `text`, in order. */
 export function displayText(parts: readonly SpeechPart[]): string {

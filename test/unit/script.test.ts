@@ -100,6 +100,59 @@ describe('Segmenter', () => {
   });
 });
 
+describe('Segmenter bounds: what a text makes, after its readings are applied', () => {
+  const bounded = (chars: number, pauseMs: number, streamed = false): ScriptSettings => ({
+    ...SETTINGS,
+    pronunciations: () => parseRequestPronunciations({ a: { alias: 'one two three four' } }, 'a'),
+    bounds: { chars, pauseMs, streamed },
+  });
+
+  it('a whole text whose readings pass the bound is refused, naming what was counted', () => {
+    // "a a a." speaks 3 × 18 + 3 = 57 characters for the 6 it holds.
+    expect(() => scriptOf('<speak>a a a.</speak>', bounded(56, 1000))).toThrow(
+      expect.objectContaining({
+        code: 'text_too_long',
+        message: expect.stringContaining(
+          'would speak 57 characters once its pronunciations and aliases are applied, over the limit of 56',
+        ),
+      }),
+    );
+    expect(shown(scriptOf('<speak>a a a.</speak>', bounded(57, 1000)).segments)).toHaveLength(1);
+  });
+
+  it('pauses past the bound in all are skipped with audio_too_long; the rest is read', () => {
+    const segmenter = new Segmenter(bounded(1000, 1500));
+    const { segments, error } = segmenter.read('One. [pause:1s] Two. [pause:1s] Three.');
+    const rest = segmenter.read(undefined);
+    expect(shown([...segments, ...rest.segments])).toEqual([
+      'af_heart@1: One.',
+      'pause 1000',
+      'af_heart@1: Two.',
+      'af_heart@1: Three.',
+    ]);
+    expect(error).toMatchObject({ code: 'audio_too_long' });
+  });
+
+  it('a streamed text: its readings may add the bound to what was written; a sentence past it is dropped and said', () => {
+    const segmenter = new Segmenter(bounded(60, 1000, true));
+    // Each sentence's two readings add 2 × 17 = 34 characters. A sentence is handed out once what
+    // follows it is seen.
+    const sentence = 'Here we say a and a again now. ';
+    expect(segmenter.read(sentence)).toEqual({ segments: [] });
+    expect(segmenter.read(sentence).segments).toHaveLength(1);
+    const third = segmenter.read('Then plain words come at the end. ');
+    expect(third.segments).toEqual([]);
+    expect(third.error).toMatchObject({
+      code: 'text_too_long',
+      message: expect.stringContaining('would add 68 characters to what it was sent, over the limit of 60'),
+    });
+    // Plain words add nothing: they are spoken.
+    expect(shown(segmenter.read(undefined).segments)).toEqual([
+      'af_heart@1: Then plain words come at the end.',
+    ]);
+  });
+});
+
 describe('MarkupParser after an error', () => {
   it('keeps what it read around the bad construct', () => {
     const parser = new MarkupParser();
