@@ -37,6 +37,8 @@ export function engineOptions(config: Config): EngineOptions {
     firstChunkBudgetMs: config.firstChunkBudgetMs,
     ...(config.pronunciationsFile !== undefined ? { pronunciationsFile: config.pronunciationsFile } : {}),
     markupLimits: { maxPauseMs: config.maxPauseS * 1000 },
+    maxTextChars: config.maxTextChars,
+    maxAudioS: config.maxAudioS,
   };
 }
 

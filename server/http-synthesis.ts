@@ -8,6 +8,7 @@ import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { RunFigures, SynthesisRun, WordTiming } from '../model/engine.ts';
 import { ttsError, withRequestId } from './errors.ts';
+import type { Config } from './config.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { isCancelled, recordClientGone, recordCompletion } from './outcomes.ts';
 import { synthesisRequest, type SynthesisOptions } from './request.ts';
@@ -30,20 +31,22 @@ export function startHttpSynthesis(
   lifecycle: Lifecycle,
   options: SynthesisOptions,
   output: {
-    maxStreams: number;
+    /** The admission bound (MAX_HTTP_STREAMS) and what a complete reply may hold. */
+    limits: Pick<Config, 'maxHttpStreams' | 'maxCompleteReplyBytes'>;
     complete?: boolean;
     onWords?: (words: readonly WordTiming[]) => void;
     onMark?: (name: string, timeS: number) => void;
   },
 ): HttpSynthesis {
   const engine = lifecycle.requireEngine();
-  if (lifecycle.httpStreams >= output.maxStreams) {
+  const { maxHttpStreams } = output.limits;
+  if (lifecycle.httpStreams >= maxHttpStreams) {
     // Admission: an instance at its planned capacity refuses at once, so that the client (or
     // SageMaker's router, on a retry) tries another instance instead of waiting in this one's queue.
     throw withRequestId(
       ttsError(
         'TTS_ERR_BUSY',
-        `The server has ${output.maxStreams} streams in flight, its limit (MAX_HTTP_STREAMS); retry shortly`,
+        `The server has ${maxHttpStreams} streams in flight, its limit (MAX_HTTP_STREAMS); retry shortly`,
         { data: { retryAfterS: 1 } },
       ),
       options.requestId,
@@ -69,7 +72,7 @@ export function startHttpSynthesis(
     {
       format: options.format,
       sampleRate: options.sampleRate,
-      complete: output.complete ?? false,
+      ...(output.complete ? { complete: { maxBytes: output.limits.maxCompleteReplyBytes } } : {}),
       ...(output.onWords ? { onWords: output.onWords } : {}),
       ...(output.onMark ? { onMark: output.onMark } : {}),
     },

@@ -64,8 +64,12 @@ export interface Config {
   /** The ffmpeg binary, used for AAC only; AAC is offered when it runs. */
   readonly ffmpegPath: string;
   readonly defaultVoice: string;
-  /** Maximum text length per message, in Unicode code points. */
+  /** Maximum text length per message, in Unicode code points (also after pronunciations and aliases). */
   readonly maxTextChars: number;
+  /** Seconds of audio one request or utterance may make, pauses included. */
+  readonly maxAudioS: number;
+  /** Bytes a `stream: false` reply may hold before it is sent. */
+  readonly maxCompleteReplyBytes: number;
   /** Requests whose request_timestamp is older than this many seconds are refused as stale. */
   readonly maxRequestAgeS: number;
   /** Largest POST body accepted. */
@@ -363,7 +367,26 @@ const TABLE = [
     min: 1,
     max: 1_000_000,
     default: 4096,
-    description: 'text limit per message, in code points',
+    description:
+      'text limit per message, in code points; it holds after pronunciations and `sub`/alias readings are applied too (an utterance may speak this many more than it was sent), `text_too_long` past it',
+  }),
+  int({
+    name: 'MAX_AUDIO_S',
+    key: 'maxAudioS',
+    min: 1,
+    max: 86_400,
+    default: 600,
+    description:
+      'seconds of audio one request or streamed utterance may make, pauses, aliases and rate changes included; a request whose pauses alone pass it is refused before any audio, and a run that reaches it ends with `audio_too_long`',
+  }),
+  int({
+    name: 'MAX_COMPLETE_REPLY_BYTES',
+    key: 'maxCompleteReplyBytes',
+    min: MIB,
+    max: 1024 * MIB,
+    default: 32 * MIB,
+    description:
+      'bytes a `stream: false` reply (one whole file, held until complete) may reach; past it the request ends with `audio_too_long` (ask for a stream instead)',
   }),
   int({
     name: 'MAX_REQUEST_AGE_S',

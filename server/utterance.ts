@@ -6,7 +6,7 @@
  * through the async iterator; the session writes through {@link Utterance.append} and ends with
  * `flush`.
  */
-import type { Segment, Segmenter } from '../model/engine.ts';
+import { spokenText, type Segment, type Segmenter } from '../model/engine.ts';
 import { ttsError } from '../protocol/errors.ts';
 import type { SynthesisOptions } from './request.ts';
 
@@ -17,9 +17,18 @@ export interface UtteranceLimits {
   readonly idleFlushMs: number;
 }
 
-/** What a segment holds of the text, in UTF-8 bytes (for the buffer's bound). */
+/** What a pause or a mark counts for in the buffer's bound: about what its markup takes to write. */
+export const QUIET_SEGMENT_BYTES = 16;
+
+/**
+ * What a segment counts for in the buffer's bound, in UTF-8 bytes: what its sentence speaks
+ * (aliases and dictionary readings included); a pause or a mark a fixed amount, so that a client
+ * that appends pauses and never reads fills the buffer as it would with text.
+ */
 const segmentBytes = (segment: Segment): number =>
-  segment.kind === 'speech' ? segment.parts.reduce((n, p) => n + Buffer.byteLength(p.text), 0) : 0;
+  segment.kind === 'speech'
+    ? segment.parts.reduce((n, p) => n + Buffer.byteLength(spokenText(p)), 0)
+    : QUIET_SEGMENT_BYTES;
 
 export class Utterance implements AsyncIterable<Segment> {
   readonly options: SynthesisOptions;

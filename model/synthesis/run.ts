@@ -6,6 +6,7 @@
  * cancelled run ends with an AbortError.
  */
 import { concatBytes } from '../../protocol/bytes.ts';
+import { ttsError } from '../../protocol/errors.ts';
 import type { AudioFormat } from '../../protocol/formats.ts';
 import type { StreamEncoder } from '../audio/encoder.ts';
 import { wavFile } from '../audio/wav.ts';
@@ -34,8 +35,11 @@ export interface AudioChunk {
 export interface OutputFormat {
   readonly format: AudioFormat;
   readonly sampleRate: number;
-  /** One complete file at the end (a WAV with its real sizes) instead of a stream. */
-  readonly complete?: boolean;
+  /**
+   * One complete file at the end (a WAV with its real sizes) instead of a stream, held until then:
+   * past `maxBytes` the run ends with an `audio_too_long` TtsError.
+   */
+  readonly complete?: { readonly maxBytes: number };
   /**
    * Called with each chunk's words (timestamps requested), on the request's audio clock, before
    * any byte of that chunk's audio is handed over.
@@ -90,7 +94,7 @@ export function runSynthesis(
   let inferenceMs = 0;
   let firstAudioMs: number | undefined;
   let first: AudioChunk | undefined;
-  const wholeWav = output.complete === true && output.format === 'wav';
+  const wholeWav = output.complete !== undefined && output.format === 'wav';
 
   async function* encoded(): AsyncGenerator<Uint8Array> {
     const encoder = open(wholeWav ? 'pcm' : output.format, output.sampleRate);
@@ -128,8 +132,19 @@ export function runSynthesis(
 
   async function* delivered(): AsyncGenerator<Uint8Array> {
     if (output.complete) {
+      const { maxBytes } = output.complete;
       const parts: Uint8Array[] = [];
-      for await (const bytes of encoded()) parts.push(bytes);
+      let held = 0;
+      for await (const bytes of encoded()) {
+        held += bytes.length;
+        if (held > maxBytes) {
+          throw ttsError(
+            'TTS_ERR_AUDIO_TOO_LONG',
+            `One complete file of this audio would pass ${maxBytes} bytes, the most a reply held until complete may hold; ask for a stream instead`,
+          );
+        }
+        parts.push(bytes);
+      }
       const data = concatBytes(parts);
       yield wholeWav ? wavFile(data, output.sampleRate) : data;
       firstAudioMs ??= performance.now() - startedAt;

@@ -205,7 +205,7 @@ export const cartesiaRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lif
       sse: false,
     });
     const synthesis = startHttpSynthesis(request, reply, lifecycle, options, {
-      maxStreams: config.maxHttpStreams,
+      limits: config,
     });
     // PCM16 comes in whole samples, so each piece widens on its own.
     const sent = output.float ? mapAudio(synthesis, pcm16ToFloat32) : synthesis;
@@ -222,7 +222,7 @@ export const cartesiaRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lif
     });
     const pending: WordTiming[] = [];
     const synthesis = startHttpSynthesis(request, reply, lifecycle, options, {
-      maxStreams: config.maxHttpStreams,
+      limits: config,
       ...(options.timestamps ? { onWords: (words: readonly WordTiming[]) => pending.push(...words) } : {}),
     });
     const sent = output.float ? mapAudio(synthesis, pcm16ToFloat32) : synthesis;

@@ -116,7 +116,7 @@ export const deepgramHttpRoutes: FastifyPluginAsync<{ config: Config; lifecycle:
     );
     reply.header('dg-model-name', voice).header('dg-char-count', String(options.chars));
     const synthesis = startHttpSynthesis(request, reply, lifecycle, options, {
-      maxStreams: config.maxHttpStreams,
+      limits: config,
     });
     return sendAudioStream(reply, synthesis, FORMATS[format].contentType(sampleRate));
   });

@@ -167,7 +167,7 @@ export const elevenLabsRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
         timestamps: false,
       });
       const synthesis = startHttpSynthesis(request, reply, lifecycle, options, {
-        maxStreams: config.maxHttpStreams,
+        limits: config,
         complete,
       });
       return sendAudioStream(reply, synthesis, FORMATS[options.format].contentType(options.sampleRate));
@@ -185,7 +185,7 @@ export const elevenLabsRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
     // Each piece's words arrive before its audio and wait here for the line that carries it.
     const pending: WordTiming[] = [];
     const synthesis = startHttpSynthesis(request, reply, lifecycle, options, {
-      maxStreams: config.maxHttpStreams,
+      limits: config,
       ...(options.timestamps ? { onWords: (words: readonly WordTiming[]) => pending.push(...words) } : {}),
     });
     const line = (bytes: Uint8Array) => {

@@ -54,7 +54,7 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
     const request_id = options.requestId;
     const sse = options.transport === 'sse';
     const synthesis = startHttpSynthesis(request, reply, lifecycle, options, {
-      maxStreams: config.maxHttpStreams,
+      limits: config,
       complete: !options.stream,
       ...(options.timestamps
         ? {

@@ -59,7 +59,7 @@ export const openAiRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifec
     const { options, streamFormat, speed } = parseSpeechRequest(request.body, { config, engine });
     reply.header('x-kokoro-speed', String(speed));
     const synthesis = startHttpSynthesis(request, reply, lifecycle, options, {
-      maxStreams: config.maxHttpStreams,
+      limits: config,
     });
     if (streamFormat === 'sse') {
       reply.header('cache-control', 'no-cache').header('x-accel-buffering', 'no');
