@@ -7,6 +7,7 @@
  */
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { FORMATS, type AudioFormat } from '../../protocol/formats.ts';
+import { refuseControlChars } from '../../protocol/request.ts';
 import type { Config } from '../config.ts';
 import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../errors.ts';
 import { sendAudioStream, startHttpSynthesis } from '../http-synthesis.ts';
@@ -78,6 +79,7 @@ export const deepgramHttpRoutes: FastifyPluginAsync<{ config: Config; lifecycle:
     const query = new URLSearchParams(request.url.split('?', 2)[1] ?? '');
     const fields = bodyFields(request.body, '{"text": "Hello"}');
     const model = query.get('model');
+    if (model !== null) refuseControlChars(model, 'model');
     // As on the WebSocket: a Kokoro voice as the model, any other name the default voice.
     let voice = config.defaultVoice;
     if (model !== null && model !== '') {
