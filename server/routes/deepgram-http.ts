@@ -10,7 +10,7 @@ import { FORMATS, type AudioFormat } from '../../protocol/formats.ts';
 import { refuseControlChars } from '../../protocol/request.ts';
 import type { Config } from '../config.ts';
 import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../errors.ts';
-import { sendAudioStream, startHttpSynthesis } from '../http-synthesis.ts';
+import { headerText, sendAudioStream, startHttpSynthesis } from '../http-synthesis.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import { recordRefusal } from '../outcomes.ts';
 import { parseOptions } from '../request.ts';
@@ -88,9 +88,11 @@ export const deepgramHttpRoutes: FastifyPluginAsync<{ config: Config; lifecycle:
         voice = model;
       } catch {
         // The name as the client sent it in the URL (percent-encoded): header-safe whatever it holds.
+        // Cut at 64 code units, without the half of a surrogate pair that encodeURIComponent refuses.
+        const named = model.slice(0, 64).replace(/[\ud800-\udbff]$/, '');
         reply.header(
           'dg-warning',
-          `model ${encodeURIComponent(model.slice(0, 64))} is not a Kokoro voice; spoke with ${voice}`,
+          `model ${encodeURIComponent(named)} is not a Kokoro voice; spoke with ${voice}`,
         );
       }
     }
@@ -116,7 +118,8 @@ export const deepgramHttpRoutes: FastifyPluginAsync<{ config: Config; lifecycle:
       },
       { route: 'http', config, engine },
     );
-    reply.header('dg-model-name', voice).header('dg-char-count', String(options.chars));
+    // The voice passed the parser, which forgives Unicode white space around its parts: encoded.
+    reply.header('dg-model-name', headerText(voice)).header('dg-char-count', String(options.chars));
     const synthesis = startHttpSynthesis(request, reply, lifecycle, options, {
       maxStreams: config.maxHttpStreams,
     });
