@@ -2,6 +2,7 @@
  * A synthesis request as it travels: the JSON fields of a POST body or of a WebSocket message.
  * Names are the wire's (snake_case); this is the one options shape of the client too.
  */
+import { ttsError } from './errors.ts';
 import type { AudioFormat } from './formats.ts';
 
 export const SPEED_MIN = 0.5;
@@ -79,6 +80,32 @@ export function codePointLength(text: string): number {
     n++;
   }
   return n;
+}
+
+/** The first C0 control (NUL, TAB, LF, CR…), DEL or C1 control in `value`, or -1. */
+function controlCharAt(value: string): number {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return i;
+  }
+  return -1;
+}
+
+/**
+ * Refuses a name a client sends (a voice, a model) that holds a control character, before it is
+ * trimmed, parsed, echoed in a response header or logged: no name holds one, and a CR LF that
+ * parsing forgave would break the header it is echoed in.
+ * @throws TtsError `invalid_option` naming `param`, the character and where it is.
+ */
+export function refuseControlChars(value: string, param: string): void {
+  const at = controlCharAt(value);
+  if (at < 0) return;
+  const code = value.charCodeAt(at).toString(16).toUpperCase().padStart(4, '0');
+  throw ttsError(
+    'TTS_ERR_INVALID_OPTION',
+    `${param} must not hold control characters (CR, LF, TAB, NUL…); found U+${code} at position ${at}`,
+    { data: { param } },
+  );
 }
 
 /** The message that ends a WebSocket session once every request before it is answered. */

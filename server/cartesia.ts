@@ -24,6 +24,7 @@ import {
 import {
   CARTESIA_VOICES,
   cartesiaOutput,
+  checkVendorModel,
   pcm16ToFloat32,
   vendorLanguage,
   vendorSpeed,
@@ -84,6 +85,7 @@ export function cartesiaSpeed(fields: Record<string, unknown>): number | undefin
 /** Our fields for a Cartesia generation request's options. */
 function optionsOf(fields: Record<string, unknown>, engine: Engine): Record<string, unknown> {
   const voice = vendorVoice(cartesiaVoiceId(fields.voice), CARTESIA_VOICES, engine);
+  checkVendorModel(fields.model_id);
   const { format, sampleRate } = cartesiaOutput(fields.output_format, ['raw']);
   const speed = vendorSpeed(cartesiaSpeed(fields), engine);
   const languageParam = fields.language !== undefined ? 'language' : 'locale';

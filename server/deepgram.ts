@@ -3,7 +3,8 @@
  * Pipecat's `DeepgramSageMakerTTSService` above all — drives a Kokoro session unchanged.
  *
  * Query: `model` (a Kokoro voice or blend; another name, such as `aura-2-helena-en`, falls back to
- * the default voice with one `Warning`), `encoding` (`linear16` or `mulaw`), `sample_rate`, `speed`.
+ * the default voice with one `Warning`; one with a control character is refused), `encoding`
+ * (`linear16` or `mulaw`), `sample_rate`, `speed`.
  * Client messages: `Speak` (text for the open utterance), `Flush` (speak it; answered by `Flushed`
  * after its audio), `Clear` (barge-in; answered by `Cleared`, and no audio from before it
  * follows), `KeepAlive` (only resets the idle clock), `Close` (finish, then close). The server sends `Metadata` first, audio as binary
@@ -12,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Engine } from '../model/engine.ts';
 import { FORMATS } from '../protocol/formats.ts';
-import { SPEED_MAX, SPEED_MIN } from '../protocol/request.ts';
+import { SPEED_MAX, SPEED_MIN, refuseControlChars } from '../protocol/request.ts';
 import type { Config } from './config.ts';
 import { ttsError } from './errors.ts';
 import { decodeText, parseJsonObject, type Command, type SessionDialect } from './session-messages.ts';
@@ -34,11 +35,13 @@ const MODEL_UUID = randomUUID();
 
 /**
  * The dialect of one session opened with `query`.
- * @throws TtsError `invalid_option` for an encoding, sample rate or speed the server cannot give.
+ * @throws TtsError `invalid_option` for a model with a control character, or an encoding, sample
+ * rate or speed the server cannot give.
  */
 export function deepgramDialect(query: URLSearchParams, engine: Engine, config: Config): SessionDialect {
   const warnings: { description: string; code: string }[] = [];
   const requested = query.get('model') ?? '';
+  refuseControlChars(requested, 'model');
   let voice = config.defaultVoice;
   if (requested !== '') {
     try {

@@ -26,6 +26,7 @@ import {
 } from './session-messages.ts';
 import {
   ELEVENLABS_VOICES,
+  checkVendorModel,
   elevenLabsOutput,
   vendorLanguage,
   vendorSpeed,
@@ -133,6 +134,7 @@ export function elevenLabsDialect(
   engine: Engine,
 ): SessionDialect {
   const voice = vendorVoice(voiceId, ELEVENLABS_VOICES, engine);
+  checkVendorModel(query.get('model_id'));
   const { format, sampleRate } = elevenLabsOutput(
     query.get('output_format') ?? undefined,
     ELEVENLABS_DEFAULT_FORMAT,

@@ -15,6 +15,15 @@ import { synthesisRequest, type SynthesisOptions } from './request.ts';
 
 const HEADER_SAFE = /^[\x20-\x7e]+$/;
 
+/**
+ * A client's value as response header text: printable ASCII as it is, anything else
+ * percent-encoded, since Node refuses to write a header with a byte outside Latin-1 (or a CR LF)
+ * and the route would fail after its handler.
+ */
+export function headerText(value: string): string {
+  return HEADER_SAFE.test(value) ? value : encodeURIComponent(value);
+}
+
 export interface HttpSynthesis {
   readonly run: SynthesisRun;
   readonly options: SynthesisOptions;

@@ -5,7 +5,7 @@
  * status codes.
  */
 import type { Engine } from '../model/engine.ts';
-import { SPEED_MAX, SPEED_MIN } from '../protocol/request.ts';
+import { SPEED_MAX, SPEED_MIN, refuseControlChars } from '../protocol/request.ts';
 import {
   OPENAI_FORMATS,
   OPENAI_MODELS,
@@ -62,6 +62,7 @@ export function parseSpeechRequest(body: unknown, ctx: { config: Config; engine:
     });
   if (typeof fields.model !== 'string')
     invalid('model', `model should be a string; got ${describe(fields.model)}`);
+  refuseControlChars(fields.model, 'model');
   if (!openAiModel(fields.model)) {
     throw unknownModel(
       `The model ${JSON.stringify(fields.model.slice(0, 60))} does not exist here; this server serves ${OPENAI_MODELS.join(', ')} (all of them Kokoro-82M)`,

@@ -6,22 +6,13 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from './config.ts';
+import { BEARER_PROTOCOL, KEY_HEADERS, KEY_PARAMS } from './credentials.ts';
 import { rawHttpRefusal, ttsError } from './errors.ts';
 
 /** Routes a load balancer or SageMaker must reach without credentials. */
 const OPEN_PATHS = new Set(['/ping']);
 
-/** Offered WebSocket subprotocols that carry the token: `bearer.` and the token in base64url. */
-const BEARER_PROTOCOL = 'bearer.';
-
-/** Headers the vendors' clients carry their key in: ElevenLabs', Cartesia's (the older one). */
-const KEY_HEADERS = ['xi-api-key', 'x-api-key'] as const;
-
-/**
- * Query parameters that carry a key on a WebSocket upgrade to a vendor's socket (Cartesia's and
- * ElevenLabs' browser clients cannot set headers); on no other route, so keys stay out of URLs.
- */
-const KEY_PARAMS = ['api_key', 'xi_api_key', 'authorization'] as const;
+/** The vendors' sockets, the only routes whose key may travel in the query (KEY_PARAMS). */
 const VENDOR_SOCKET = /^\/(?:tts\/websocket|v1\/text-to-speech\/[^/]+\/(?:multi-)?stream-input)$/;
 
 /**

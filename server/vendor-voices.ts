@@ -6,7 +6,7 @@
  */
 import { parseLanguage, type Engine } from '../model/engine.ts';
 import { FORMATS, type AudioFormat } from '../protocol/formats.ts';
-import { SPEED_MAX, SPEED_MIN } from '../protocol/request.ts';
+import { SPEED_MAX, SPEED_MIN, refuseControlChars } from '../protocol/request.ts';
 import { ttsError } from './errors.ts';
 import type { Config } from './config.ts';
 import { describe, parseOptions, type SynthesisOptions } from './request.ts';
@@ -47,9 +47,11 @@ export const CARTESIA_VOICES: Readonly<Record<string, string>> = {
 
 /**
  * The Kokoro voice for a vendor's voice id: a Kokoro id or blend as it is, else the table's.
- * @throws TtsError `voice_not_found` naming both ways to name a voice.
+ * @throws TtsError `invalid_option` for an id with a control character; `voice_not_found` naming
+ * both ways to name a voice.
  */
 export function vendorVoice(id: string, table: Readonly<Record<string, string>>, engine: Engine): string {
+  refuseControlChars(id, 'voice');
   const mapped = Object.hasOwn(table, id) ? table[id]! : id;
   try {
     engine.voices.resolve(mapped);
@@ -61,6 +63,23 @@ export function vendorVoice(id: string, table: Readonly<Record<string, string>>,
       { data: { param: 'voice' } },
     );
   }
+}
+
+/**
+ * A vendor's model id (`model_id`): any name is served by Kokoro, but it must be a string without
+ * control characters, like every name a client sends.
+ * @throws TtsError `invalid_option` (param `model_id`).
+ */
+export function checkVendorModel(value: unknown): void {
+  if (value === undefined || value === null) return;
+  if (typeof value !== 'string') {
+    throw ttsError(
+      'TTS_ERR_INVALID_OPTION',
+      `model_id should be a string (any model id is served by Kokoro); got ${describe(value)}`,
+      { data: { param: 'model_id' } },
+    );
+  }
+  refuseControlChars(value, 'model_id');
 }
 
 /** An output the server can give, in a vendor's terms. */

@@ -22,7 +22,7 @@ import {
   type VoiceId,
 } from './constants.ts';
 import { ttsError, type TtsError } from '../../protocol/errors.ts';
-import { MAX_VOICE_SPEC_CHARS } from '../../protocol/request.ts';
+import { MAX_VOICE_SPEC_CHARS, refuseControlChars } from '../../protocol/request.ts';
 
 export const MAX_BLEND_VOICES = 8;
 
@@ -54,7 +54,8 @@ function splitItem(item: string): { id: string; weight?: string } {
 /**
  * Parses a voice spec into normalized parts. Pure: it checks syntax, ids against the published
  * list and weights, but not whether the files are present (see VoiceCatalog.resolve). Bounded and
- * linear: a spec longer than MAX_VOICE_SPEC_CHARS is refused before it is looked at.
+ * linear: a spec longer than MAX_VOICE_SPEC_CHARS is refused before it is looked at, and one that
+ * holds a control character (CR, LF, TAB…) before trimming could forgive it.
  */
 export function parseVoiceSpec(spec: string): VoicePart[] {
   if (spec.length > MAX_VOICE_SPEC_CHARS) {
@@ -62,6 +63,7 @@ export function parseVoiceSpec(spec: string): VoicePart[] {
       `voice is ${spec.length} characters long; a voice id or a blend of up to ${MAX_BLEND_VOICES} voices takes at most ${MAX_VOICE_SPEC_CHARS}`,
     );
   }
+  refuseControlChars(spec, 'voice');
   const raw = spec.trim();
   if (raw === '') throw badSpec('voice must not be empty');
   const items = raw.split('+').map((s) => s.trim());

@@ -28,6 +28,7 @@ import {
   CARTESIA_VOICES,
   bodyFields,
   cartesiaOutput,
+  checkVendorModel,
   pcm16ToFloat32,
   vendorLanguage,
   vendorOptions,
@@ -100,11 +101,7 @@ export function parseCartesiaRequest(
     throw ttsError('TTS_ERR_EMPTY_TEXT', 'transcript is empty: it should contain something to speak', {
       data: { param: 'transcript' },
     });
-  if (fields.model_id !== undefined && fields.model_id !== null && typeof fields.model_id !== 'string')
-    invalid(
-      'model_id',
-      `model_id should be a string (any model id is served by Kokoro); got ${describe(fields.model_id)}`,
-    );
+  checkVendorModel(fields.model_id);
 
   const voice = vendorVoice(cartesiaVoiceId(fields.voice), CARTESIA_VOICES, engine);
 

@@ -7,9 +7,10 @@
  */
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { FORMATS, type AudioFormat } from '../../protocol/formats.ts';
+import { refuseControlChars } from '../../protocol/request.ts';
 import type { Config } from '../config.ts';
 import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../errors.ts';
-import { sendAudioStream, startHttpSynthesis } from '../http-synthesis.ts';
+import { headerText, sendAudioStream, startHttpSynthesis } from '../http-synthesis.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import { recordRefusal } from '../outcomes.ts';
 import { parseOptions } from '../request.ts';
@@ -78,6 +79,7 @@ export const deepgramHttpRoutes: FastifyPluginAsync<{ config: Config; lifecycle:
     const query = new URLSearchParams(request.url.split('?', 2)[1] ?? '');
     const fields = bodyFields(request.body, '{"text": "Hello"}');
     const model = query.get('model');
+    if (model !== null) refuseControlChars(model, 'model');
     // As on the WebSocket: a Kokoro voice as the model, any other name the default voice.
     let voice = config.defaultVoice;
     if (model !== null && model !== '') {
@@ -86,9 +88,11 @@ export const deepgramHttpRoutes: FastifyPluginAsync<{ config: Config; lifecycle:
         voice = model;
       } catch {
         // The name as the client sent it in the URL (percent-encoded): header-safe whatever it holds.
+        // Cut at 64 code units, without the half of a surrogate pair that encodeURIComponent refuses.
+        const named = model.slice(0, 64).replace(/[\ud800-\udbff]$/, '');
         reply.header(
           'dg-warning',
-          `model ${encodeURIComponent(model.slice(0, 64))} is not a Kokoro voice; spoke with ${voice}`,
+          `model ${encodeURIComponent(named)} is not a Kokoro voice; spoke with ${voice}`,
         );
       }
     }
@@ -114,7 +118,8 @@ export const deepgramHttpRoutes: FastifyPluginAsync<{ config: Config; lifecycle:
       },
       { route: 'http', config, engine },
     );
-    reply.header('dg-model-name', voice).header('dg-char-count', String(options.chars));
+    // The voice passed the parser, which forgives Unicode white space around its parts: encoded.
+    reply.header('dg-model-name', headerText(voice)).header('dg-char-count', String(options.chars));
     const synthesis = startHttpSynthesis(request, reply, lifecycle, options, {
       limits: config,
     });

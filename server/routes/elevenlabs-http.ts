@@ -21,6 +21,7 @@ import { describe, type SynthesisOptions } from '../request.ts';
 import {
   ELEVENLABS_VOICES,
   bodyFields,
+  checkVendorModel,
   elevenLabsOutput,
   vendorLanguage,
   vendorOptions,
@@ -60,11 +61,7 @@ export function parseElevenLabsRequest(
   const fields = bodyFields(body, '{"text": "Hello", "model_id": "eleven_flash_v2_5"}');
   if (fields.text === undefined)
     throw ttsError('TTS_ERR_BAD_REQUEST', 'text is required: the text to speak', { data: { param: 'text' } });
-  if (fields.model_id !== undefined && fields.model_id !== null && typeof fields.model_id !== 'string')
-    invalid(
-      'model_id',
-      `model_id should be a string (any model id is served by Kokoro); got ${describe(fields.model_id)}`,
-    );
+  checkVendorModel(fields.model_id);
 
   const voice = vendorVoice(voiceId, ELEVENLABS_VOICES, engine);
 

@@ -1135,6 +1135,13 @@ describe('Deepgram POST /v1/speak: bad input gets Deepgram’s error shape, and 
       /^sample_rate "16000" is not offered for this encoding; use one of 8000$/,
     ],
     ['model=af_heart&speed=fast', { text: 'Hi.' }, 400, 'INVALID_OPTION', /speed/],
+    [
+      'model=%E4%BD%A0%0A&encoding=linear16',
+      { text: 'Hi.' },
+      400,
+      'INVALID_OPTION',
+      /^model must not hold control characters \(CR, LF, TAB, NUL…\); found U\+000A at position 1$/,
+    ],
     ['model=af_heart', {}, 400, 'BAD_REQUEST', /text/],
     [
       'model=af_heart',
@@ -1156,9 +1163,9 @@ describe('Deepgram POST /v1/speak: bad input gets Deepgram’s error shape, and 
   });
 
   it('a model name that is not header-safe is percent-encoded in the warning header', async () => {
-    const res = await deepgram('model=%E4%BD%A0%0A&encoding=linear16&container=none', { text: 'Hi.' });
+    const res = await deepgram('model=%E4%BD%A0%20x&encoding=linear16&container=none', { text: 'Hi.' });
     expect(res.statusCode).toBe(200);
-    expect(res.headers['dg-warning']).toBe('model %E4%BD%A0%0A is not a Kokoro voice; spoke with af_heart');
+    expect(res.headers['dg-warning']).toBe('model %E4%BD%A0%20x is not a Kokoro voice; spoke with af_heart');
   });
 
   it('a model that is not a Kokoro voice speaks with the default voice and says so in a header', async () => {

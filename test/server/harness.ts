@@ -5,12 +5,13 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import pino from 'pino';
+import type { DestinationStream } from 'pino';
 import { createEngine, type Engine } from '../../dist/model/engine.js';
 import { buildApp } from '../../dist/server/app.js';
 import { engineOptions, parseConfig, type Config } from '../../dist/server/config.js';
 import { engineEvents } from '../../dist/server/engine-events.js';
 import { Lifecycle } from '../../dist/server/lifecycle.js';
+import { createLogger } from '../../dist/server/logger.js';
 
 export const STANDIN_MODEL_DIR = fileURLToPath(new URL('../fixtures/standin-model', import.meta.url));
 /** The stand-in with a durations output, which times words. */
@@ -28,10 +29,13 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** Builds and starts a server; `ready: false` leaves it in the starting state (no engine). */
+/**
+ * Builds and starts a server; `ready: false` leaves it in the starting state (no engine). Its log
+ * is the process's own logger (LOG_LEVEL, silent by default), written to `log` when given.
+ */
 export async function startServer(
   env: Record<string, string> = {},
-  options: { ready?: boolean } = {},
+  options: { ready?: boolean; log?: DestinationStream } = {},
 ): Promise<TestServer> {
   const config = parseConfig({
     KOKORO_MODEL_DIR: STANDIN_MODEL_DIR,
@@ -48,7 +52,7 @@ export async function startServer(
     ...env,
   });
   const lifecycle = new Lifecycle();
-  const logger = pino({ level: config.logLevel });
+  const logger = createLogger(config.logLevel, options.log);
   const app = await buildApp(config, { logger, lifecycle });
   await app.listen({ port: 0, host: '127.0.0.1' });
   let engine: Engine | undefined;
