@@ -1,8 +1,8 @@
 #!/bin/sh
 # Installs the system tools the tests use, when missing: ffmpeg/ffprobe (to decode every audio
 # format the server produces, and to encode AAC), curl, shellcheck (for docker/*.sh), Debian's
-# Python with python3-websockets (a client that speaks to the Deepgram route as Pipecat does), and
-# Debian's Chromium (the browser page's test drives it headless; no browser is downloaded), and for
+# Python with python3-websockets and python3-aiohttp (the Python agent frameworks' clients are
+# replayed with the libraries they use, so that their limits are real), and Debian's Chromium (the browser page's test drives it headless; no browser is downloaded), and for
 # the image test (npm run image:test) Podman with runc (crun refuses a hybrid cgroup layout),
 # iptables (its port mapping) and debootstrap (to assemble the Node base image where Docker Hub
 # cannot be reached), and strace (the telemetry test traces the server's connections).
@@ -23,6 +23,10 @@ done
 if ! /usr/bin/python3 -c 'import websockets' >/dev/null 2>&1; then
   missing="$missing python3-websockets"
   packages="$packages python3 python3-websockets"
+fi
+if ! /usr/bin/python3 -c 'import aiohttp' >/dev/null 2>&1; then
+  missing="$missing python3-aiohttp"
+  packages="$packages python3 python3-aiohttp"
 fi
 [ -z "$missing" ] && exit 0
 echo "installing:$missing (apt:$packages)"
