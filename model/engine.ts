@@ -23,7 +23,12 @@ import { locateModel, type ModelFiles } from './kokoro/model-dir.ts';
 import { VoiceCatalog, type ResolvedVoice } from './kokoro/voices.ts';
 import { sentenceJob, type SynthesisRequest } from './synthesis/request.ts';
 import { runSynthesis, type AudioChunk, type OutputFormat, type SynthesisRun } from './synthesis/run.ts';
-import { segmentSource, streamedFirstChunkMinChars, type FirstChunkSettings } from './synthesis/sentences.ts';
+import {
+  frontEndPieces,
+  segmentSource,
+  streamedFirstChunkMinChars,
+  type FirstChunkSettings,
+} from './synthesis/sentences.ts';
 import { RequestWindow } from './synthesis/window.ts';
 import {
   scriptOf,
@@ -34,6 +39,7 @@ import {
   type Segment,
 } from './synthesis/script.ts';
 import { displayText, isPlain, spokenChars } from './text/parts.ts';
+import { phonemesToIds } from './text/tokens.ts';
 import type { NormalizationOptions } from './text/normalization-options.ts';
 import { hasLexicon, type EnglishFrontEnd } from './text/en/english.ts';
 import { hasMarkup, type MarkupLimits, type MarkupMode } from './text/markup.ts';
@@ -382,13 +388,9 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
     segmenter: (settings) => new Segmenter(scriptSettings(settings, true)),
     phonemizeText: async (text, settings, normalization) => {
       const read = readText(text, settings);
+      const dictionary = dictionaries.of(settings.voice.lang, settings.pronunciations);
       const segments = read.segments ?? [
-        {
-          kind: 'speech',
-          parts: textParts(text, dictionaries.of(settings.voice.lang, settings.pronunciations)),
-          voice: settings.voice,
-          speed: settings.speed,
-        },
+        { kind: 'speech', parts: [{ text }], voice: settings.voice, speed: settings.speed },
       ];
       const out: PhonemizedText['segments'][number][] = [];
       const spoken: string[] = [];
@@ -399,16 +401,29 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
         else if (segment.kind === 'mark') out.push({ mark: segment.name });
         else {
           const lang = segment.voice.lang;
-          const result = await pool.phonemize({
-            text: displayText(segment.parts),
-            lang,
-            ...(isPlain(segment.parts) ? {} : { parts: segment.parts }),
-            ...(normalization ? { normalization } : {}),
-          });
-          out.push({ phonemes: result.phonemes, lang, voice: segment.voice.key, speed: segment.speed });
-          spoken.push(result.phonemes);
-          ids.push(...result.ids);
-          frontEnd ||= result.frontEnd;
+          // Markup's segments are sentences already; a plain text (one segment still) is read in
+          // pieces no longer than a sentence may be. One pool job a piece, one at a time, so that
+          // phonemize work holds a worker for a sentence's time at most, below every listener's
+          // next sentence (inference/dispatch.ts).
+          const pieces = read.segments
+            ? [segment.parts]
+            : frontEndPieces(text).map((piece) => textParts(piece, dictionary));
+          const phonemes: string[] = [];
+          for (const parts of pieces) {
+            const result = await pool.phonemize({
+              text: displayText(parts),
+              lang,
+              ...(isPlain(parts) ? {} : { parts }),
+              ...(normalization ? { normalization } : {}),
+            });
+            phonemes.push(result.phonemes);
+            frontEnd ||= result.frontEnd;
+          }
+          const joined = phonemes.join(' ');
+          out.push({ phonemes: joined, lang, voice: segment.voice.key, speed: segment.speed });
+          spoken.push(joined);
+          // Not ids.push(...): a long text's ids are more arguments than a call takes.
+          for (const id of phonemesToIds(joined)) ids.push(id);
         }
       }
       return {

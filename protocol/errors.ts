@@ -25,6 +25,7 @@ export const ERROR_CODES = {
   TTS_ERR_REQUEST_STALE: { code: 'request_stale', status: 408 },
   TTS_ERR_CONTEXT_CLOSED: { code: 'context_closed', status: 409 },
   TTS_ERR_TOO_MANY_CONTEXTS: { code: 'too_many_contexts', status: 429 },
+  TTS_ERR_TOO_MANY_REQUESTS: { code: 'too_many_requests', status: 429 },
   TTS_ERR_BUSY: { code: 'busy', status: 503 },
   TTS_ERR_NOT_READY: { code: 'not_ready', status: 503 },
   TTS_ERR_SHUTTING_DOWN: { code: 'shutting_down', status: 503 },
@@ -54,13 +55,14 @@ export interface HttpErrorBody extends ErrorBody {
 /**
  * The reference container's clients sort error frames by a token in `message`: `queue_saturated`
  * or `queue_full` for load shedding, `request_stale` for staleness, `too_many_requests` for
- * throttling (no refusal of this server is throttling). The message of an error with a code below
- * contains one of its tokens, the first put in front (`queue_saturated: this session …`); its
- * `code` stays as it is, and other codes carry no token.
+ * throttling (one client over its share: POST /v1/phonemize's per-client bound). The message of an
+ * error with a code below contains one of its tokens, the first put in front (`queue_saturated:
+ * this session …`); its `code` stays as it is, and other codes carry no token.
  */
 export const MESSAGE_TOKENS = {
   busy: ['queue_saturated', 'queue_full'],
   request_stale: ['request_stale'],
+  too_many_requests: ['too_many_requests'],
 } as const satisfies Partial<Record<ErrorCode, readonly [string, ...string[]]>>;
 
 /** What a failure carries besides its code and message, for the edges that translate it. */

@@ -115,6 +115,10 @@ export interface Config {
   readonly webPage: boolean;
   /** Streaming POSTs (either route) in flight at once; more are refused with 503 `busy`. */
   readonly maxHttpStreams: number;
+  /** POST /v1/phonemize requests in flight at once; more are refused with 503 `busy`. */
+  readonly phonemizeMaxQueued: number;
+  /** POST /v1/phonemize requests in flight at once from one remote address; more get 429. */
+  readonly phonemizeMaxPerClient: number;
   /** CloudWatch Embedded Metric Format lines on stdout (on in the images). */
   readonly metricsEmf: boolean;
   readonly metricsEmfNamespace: string;
@@ -533,6 +537,24 @@ const TABLE = [
     default: 256,
     description:
       "streaming POSTs (`/invocations` and `/v1/audio/speech`) in flight at once, set from the autoscaling plan's Q_max (see [Autoscaling](#autoscaling)); more are refused at once with 503 `busy` and `Retry-After: 1`",
+  }),
+  int({
+    name: 'PHONEMIZE_MAX_QUEUED',
+    key: 'phonemizeMaxQueued',
+    min: 1,
+    max: 100_000,
+    default: 32,
+    description:
+      '`POST /v1/phonemize` requests in flight at once, all clients together (each holds at most one sentence-sized piece in the inference queue, below every next-needed sentence); more are refused at once with 503 `busy` and `Retry-After: 1`',
+  }),
+  int({
+    name: 'PHONEMIZE_MAX_PER_CLIENT',
+    key: 'phonemizeMaxPerClient',
+    min: 1,
+    max: 100_000,
+    default: 4,
+    description:
+      '`POST /v1/phonemize` requests in flight at once from one remote address (behind a proxy, every client shares its address); more are refused at once with 429 `too_many_requests` and `Retry-After: 1`',
   }),
   text({
     name: 'AUTH_TOKEN',

@@ -15,13 +15,21 @@
  *    (whose cores it would take), and not before its request's first sentence is done: until then
  *    it could only delay that first audio, on cores or a GPU shared with it. Once it is out, the
  *    listener has that sentence's seconds of audio to play while the next is computed.
+ * 4. Phonemize work (`POST /v1/phonemize`: the front end alone, a job no longer than a sentence)
+ *    is never next-needed: it runs as look-ahead does, first come first served with it, so no
+ *    listener's next sentence waits for more than the job a worker has already started, and a
+ *    flood of it neither starves look-ahead nor is starved by it. Its cost is the front end's.
  *
  * Fairness across the contexts of one session (several requests of one client) is a rule of this
  * module too, when it comes.
  */
 
+/** Work waiting for a worker: a sentence of a request, or a text's front end alone. */
+export type WaitingJob = WaitingSentence | WaitingPhonemize;
+
 /** A sentence waiting for a worker. */
-export interface WaitingJob {
+export interface WaitingSentence {
+  readonly kind: 'sentence';
   readonly id: number;
   /** The request it belongs to. */
   readonly request: number;
@@ -35,13 +43,27 @@ export interface WaitingJob {
   readonly afterFirst: boolean;
 }
 
+/** A sentence's front end alone (`POST /v1/phonemize`): no listener waits for its audio. */
+export interface WaitingPhonemize {
+  readonly kind: 'phonemize';
+  readonly id: number;
+  readonly queuedAt: number;
+  /** Characters of its text: what its cost estimate scales with. */
+  readonly chars: number;
+}
+
 export interface WorkerState {
   /** Loaded and able to take work. */
   readonly ready: boolean;
   /** It has a solo session (every core). */
   readonly hasSolo: boolean;
-  /** The sentence it runs now, if any. */
-  readonly running?: { readonly solo: boolean; readonly startedAt: number; readonly chars: number };
+  /** The job it runs now, if any. */
+  readonly running?: {
+    readonly kind: WaitingJob['kind'];
+    readonly solo: boolean;
+    readonly startedAt: number;
+    readonly chars: number;
+  };
 }
 
 export interface PoolSnapshot {
@@ -75,11 +97,13 @@ export interface PolicySettings {
 
 /**
  * What a sentence costs, per character of text, on a pool session and on the solo session:
- * measured by each worker at warm-up, then followed over the sentences run since.
+ * measured by each worker at warm-up, then followed over the sentences run since; and what the
+ * front end alone costs, followed over the phonemize jobs run.
  */
 export class CostModel {
   #pool: number | undefined;
   #solo: number | undefined;
+  #frontEnd: number | undefined;
 
   /** A worker's warm-up measures; the first worker's seed the estimates. */
   seed(poolMsPerChar: number, soloMsPerChar?: number): void {
@@ -90,11 +114,13 @@ export class CostModel {
   /** A sentence of `chars` characters took `ms` of model time. */
   observe(solo: boolean, chars: number, ms: number): void {
     if (chars <= 0) return;
-    const observed = ms / chars;
-    const average = (previous: number | undefined) =>
-      previous === undefined ? observed : 0.8 * previous + 0.2 * observed;
-    if (solo) this.#solo = average(this.#solo);
-    else this.#pool = average(this.#pool);
+    if (solo) this.#solo = average(this.#solo, ms / chars);
+    else this.#pool = average(this.#pool, ms / chars);
+  }
+
+  /** A phonemize job of `chars` characters held its worker for `ms`. */
+  observeFrontEnd(chars: number, ms: number): void {
+    if (chars > 0) this.#frontEnd = average(this.#frontEnd, ms / chars);
   }
 
   /** Model time of `chars` characters on one pool session (Infinity before any measure). */
@@ -106,7 +132,21 @@ export class CostModel {
   soloMs(chars: number): number {
     return (this.#solo ?? Infinity) * chars;
   }
+
+  /** The front end alone over `chars` characters (Infinity before any phonemize job). */
+  frontEndMs(chars: number): number {
+    return (this.#frontEnd ?? Infinity) * chars;
+  }
+
+  /** What a running job is expected to take in all, by its kind and session. */
+  runMs(running: NonNullable<WorkerState['running']>): number {
+    if (running.kind === 'phonemize') return this.frontEndMs(running.chars);
+    return running.solo ? this.soloMs(running.chars) : this.poolMs(running.chars);
+  }
 }
+
+const average = (previous: number | undefined, observed: number) =>
+  previous === undefined ? observed : 0.8 * previous + 0.2 * observed;
 
 const NOTHING: Decision = { start: [] };
 
@@ -114,11 +154,14 @@ const NOTHING: Decision = { start: [] };
 export function decide(pool: PoolSnapshot, costs: CostModel, settings: PolicySettings): Decision {
   const free = pool.workers.flatMap((w, index) => (w.ready && !w.running ? [index] : []));
   if (free.length === 0 || pool.waiting.length === 0) return NOTHING;
-  const needed = pool.waiting.filter((job) => job.needed);
+  const needed = pool.waiting.filter((job) => job.kind === 'sentence' && job.needed);
   const everyCore = soloDecision(pool, needed, costs, settings);
   if (everyCore) return everyCore;
   const soloRunning = pool.workers.some((w) => w.running?.solo);
-  const ahead = soloRunning ? [] : pool.waiting.filter((job) => !job.needed && job.afterFirst);
+  // Rules 3 and 4: look-ahead and phonemize work, in the order they were queued.
+  const ahead = soloRunning
+    ? []
+    : pool.waiting.filter((job) => job.kind === 'phonemize' || (!job.needed && job.afterFirst));
   const order = [...needed, ...ahead];
   return {
     start: order.slice(0, free.length).map((job, k) => ({ job: job.id, worker: free[k]!, solo: false })),
@@ -144,9 +187,7 @@ function soloDecision(
   // session gains; a call that overruns its estimate is waited for no longer than that either.
   const gain = poolMs - costs.soloMs(job.chars);
   if (!(gain > 0)) return undefined;
-  const remaining = Math.max(
-    ...busy.map((r) => r.startedAt + (r.solo ? costs.soloMs(r.chars) : costs.poolMs(r.chars)) - pool.now),
-  );
+  const remaining = Math.max(...busy.map((r) => r.startedAt + costs.runMs(r) - pool.now));
   const giveUpAt = job.queuedAt + gain;
   if (remaining < gain && pool.now < giveUpAt) return { start: [], recheckAt: giveUpAt };
   return undefined;

@@ -239,8 +239,8 @@ async function start(): Promise<void> {
   });
 }
 
-// Jobs are handled strictly one after another; the pool never sends a second before `end`, but
-// the chain keeps that true even if it did.
+// Jobs (sentences and phonemize jobs) are handled strictly one after another; the pool never
+// sends a second before the first's answer, but the chain keeps that true even if it did.
 let chain: Promise<void> = Promise.resolve();
 port.on('message', (message: ToWorker) => {
   if (message.type === 'stop') {
@@ -253,22 +253,19 @@ port.on('message', (message: ToWorker) => {
     cancelled.add(message.id);
     return;
   }
+  const failed = (err: unknown) => (err instanceof Error ? err.message : String(err));
   if (message.type === 'phonemize') {
-    // On arrival too: a front-end call of a millisecond or so, between two inference calls.
-    phonemizeOnly(message).then(
-      (result) => post({ type: 'phonemized', id: message.id, ...result }),
-      (err: unknown) =>
-        post({
-          type: 'phonemize-failed',
-          id: message.id,
-          message: err instanceof Error ? err.message : String(err),
-        }),
+    chain = chain.then(() =>
+      phonemizeOnly(message).then(
+        (result) => post({ type: 'phonemized', id: message.id, ...result }),
+        (err: unknown) => post({ type: 'phonemize-failed', id: message.id, message: failed(err) }),
+      ),
     );
     return;
   }
   chain = chain.then(() =>
     runJob(message).catch((err: unknown) => {
-      post({ type: 'error', id: message.id, message: err instanceof Error ? err.message : String(err) });
+      post({ type: 'error', id: message.id, message: failed(err) });
     }),
   );
 });

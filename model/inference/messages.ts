@@ -63,7 +63,10 @@ export interface SentenceJob {
   readonly at?: number;
 }
 
-/** Text → phonemes and ids only, answered at once (between two inference calls of a job). */
+/**
+ * Text → phonemes and ids only: a job of its own, which the pool sends where the dispatch policy
+ * says (below every next-needed sentence), numbered with the sentences.
+ */
 export interface PhonemizeMessage {
   readonly type: 'phonemize';
   readonly id: number;

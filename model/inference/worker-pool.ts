@@ -1,14 +1,22 @@
 /**
- * A pool of inference workers: it queues sentences, starts them where the dispatch policy
- * (dispatch.ts) says, and hands each inference's samples back. It decides nothing itself; the
- * workers' threads (start, replacement with backoff, cooperative stop) live in worker-threads.ts.
+ * A pool of inference workers: it queues sentences and phonemize jobs, starts them where the
+ * dispatch policy (dispatch.ts) says, and hands each inference's samples (or the front end's
+ * phonemes) back. It decides nothing itself; the workers' threads (start, replacement with
+ * backoff, cooperative stop) live in worker-threads.ts.
  */
 import type { LanguageCode } from '../kokoro/constants.ts';
 import type { ResolvedVoice } from '../kokoro/voices.ts';
 import type { WordTiming } from '../text/alignment.ts';
 import { abortError, ttsError } from '../../protocol/errors.ts';
-import { CostModel, decide, type PoolSnapshot, type WorkerState } from './dispatch.ts';
-import type { FromWorker, PhonemizeInput, PhonemizeResult, SentenceJob, WorkerInit } from './messages.ts';
+import { CostModel, decide, type PoolSnapshot, type WaitingJob, type WorkerState } from './dispatch.ts';
+import type {
+  FromWorker,
+  PhonemizeInput,
+  PhonemizeMessage,
+  PhonemizeResult,
+  SentenceJob,
+  WorkerInit,
+} from './messages.ts';
 import type { ModelInput } from './ort-session.ts';
 import { InferenceThreads, type PoolInfo, type ThreadEvents } from './worker-threads.ts';
 
@@ -86,20 +94,32 @@ export interface PoolRequest {
   close(): void;
 }
 
-interface Job {
+interface QueuedJob {
+  readonly reject: (err: Error) => void;
+  readonly queuedAt: number;
+  /** Set when a worker takes it. */
+  running?: { readonly worker: number; readonly solo: boolean; readonly startedAt: number };
+  settled: boolean;
+}
+
+interface SentenceWork extends QueuedJob {
+  readonly kind: 'sentence';
   readonly message: SentenceJob;
   readonly request: number;
   readonly onPiece: (piece: PieceResult) => void;
   readonly resolve: (stats: { frontEndMs: number; pieces: number }) => void;
-  readonly reject: (err: Error) => void;
   needed: boolean;
-  readonly queuedAt: number;
-  /** Set when a worker takes it. */
-  running?: { readonly worker: number; readonly solo: boolean; readonly startedAt: number };
   /** Inference time of its pieces so far. */
   inferenceMs: number;
-  settled: boolean;
 }
+
+interface PhonemizeWork extends QueuedJob {
+  readonly kind: 'phonemize';
+  readonly message: PhonemizeMessage;
+  readonly resolve: (result: PhonemizeResult) => void;
+}
+
+type Job = SentenceWork | PhonemizeWork;
 
 export class WorkerPool {
   readonly #options: PoolOptions;
@@ -151,12 +171,24 @@ export class WorkerPool {
     return this.#threads.readyCount;
   }
 
-  /** Next-needed sentences waiting, look-ahead waiting, workers busy, sentences and inferences done. */
-  load(): { queued: number; ahead: number; busy: number; completed: number; inferences: number } {
-    const queued = this.#waiting.filter((job) => job.needed).length;
+  /**
+   * Next-needed sentences waiting, look-ahead waiting, phonemize jobs waiting, workers busy,
+   * sentences and inferences done.
+   */
+  load(): {
+    queued: number;
+    ahead: number;
+    phonemize: number;
+    busy: number;
+    completed: number;
+    inferences: number;
+  } {
+    const sentences = this.#waiting.filter((job) => job.kind === 'sentence');
+    const queued = sentences.filter((job) => job.needed).length;
     return {
       queued,
-      ahead: this.#waiting.length - queued,
+      ahead: sentences.length - queued,
+      phonemize: this.#waiting.length - sentences.length,
       busy: this.#running.filter(Boolean).length,
       completed: this.#completed,
       inferences: this.#inferences,
@@ -183,13 +215,23 @@ export class WorkerPool {
   }
 
   /**
-   * The front end alone, in a worker (an idle one if there is one): what a sentence of `text`
-   * would feed the model. Answered between two inference calls, never queued behind sentences.
+   * The front end alone: what a sentence of `text` would feed the model. A job of its own, which
+   * the policy runs below every next-needed sentence (dispatch.ts, rule 4) and holds a worker
+   * while it runs: send a long text in sentence-sized pieces. Unbounded here; its caller bounds it.
    */
   phonemize(input: PhonemizeInput): Promise<PhonemizeResult> {
     if (this.#closed) return Promise.reject(shuttingDown());
-    const idle = this.#threads.readyIndexes().find((index) => !this.#running[index]);
-    return this.#threads.phonemize(idle ?? this.#threads.readyIndexes()[0], input);
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({
+        kind: 'phonemize',
+        message: { type: 'phonemize', id: this.#nextJob++, ...input },
+        resolve,
+        reject,
+        queuedAt: performance.now(),
+        settled: false,
+      });
+      this.#dispatch();
+    });
   }
 
   /**
@@ -215,7 +257,7 @@ export class WorkerPool {
     const refuse = (err: Error): JobHandle => ({ done: Promise.reject(err), promote: () => {} });
     if (this.#closed) return refuse(shuttingDown());
     if (!this.#open.has(request)) return refuse(abortError());
-    const queued = this.#waiting.filter((job) => job.needed).length;
+    const queued = this.#waiting.filter((job) => job.kind === 'sentence' && job.needed).length;
     if (!admitted && queued >= this.#options.maxQueued) {
       return refuse(
         ttsError(
@@ -224,9 +266,10 @@ export class WorkerPool {
         ),
       );
     }
-    let job!: Job;
+    let job!: SentenceWork;
     const done = new Promise<{ frontEndMs: number; pieces: number }>((resolve, reject) => {
       job = {
+        kind: 'sentence',
         message: { type: 'job', id: this.#nextJob++, ...sentence },
         request,
         onPiece,
@@ -263,6 +306,7 @@ export class WorkerPool {
         ...(job?.running
           ? {
               running: {
+                kind: job.kind,
                 solo: job.running.solo,
                 startedAt: job.running.startedAt,
                 chars: job.message.text.length,
@@ -273,14 +317,25 @@ export class WorkerPool {
     });
     const snapshot: PoolSnapshot = {
       now,
-      waiting: this.#waiting.map((job) => ({
-        id: job.message.id,
-        request: job.request,
-        needed: job.needed,
-        queuedAt: job.queuedAt,
-        chars: job.message.text.length,
-        afterFirst: this.#open.get(job.request)?.firstDone ?? true,
-      })),
+      waiting: this.#waiting.map(
+        (job): WaitingJob =>
+          job.kind === 'phonemize'
+            ? {
+                kind: 'phonemize',
+                id: job.message.id,
+                queuedAt: job.queuedAt,
+                chars: job.message.text.length,
+              }
+            : {
+                kind: 'sentence',
+                id: job.message.id,
+                request: job.request,
+                needed: job.needed,
+                queuedAt: job.queuedAt,
+                chars: job.message.text.length,
+                afterFirst: this.#open.get(job.request)?.firstDone ?? true,
+              },
+      ),
       workers,
       openRequests: this.#open.size,
     };
@@ -297,6 +352,10 @@ export class WorkerPool {
   #start(job: Job, worker: number, solo: boolean, now: number): void {
     job.running = { worker, solo, startedAt: now };
     this.#running[worker] = job;
+    if (job.kind === 'phonemize') {
+      this.#threads.post(worker, job.message);
+      return;
+    }
     this.#threads.post(worker, solo ? { ...job.message, solo: true } : job.message);
     this.#events.onDispatch?.({ index: worker, jobId: job.message.id, solo, ahead: !job.needed });
   }
@@ -312,12 +371,26 @@ export class WorkerPool {
       case 'chunk':
       case 'end':
       case 'error':
+      case 'phonemized':
+      case 'phonemize-failed':
         break;
       default:
         return;
     }
     const job = this.#running[index];
     if (!job || job.message.id !== message.id) return; // the tail of an abandoned job
+    if (job.kind === 'phonemize') {
+      if (message.type !== 'phonemized' && message.type !== 'phonemize-failed') return;
+      this.#running[index] = undefined;
+      // How long it held the worker: what the policy weighs a running phonemize job by.
+      this.costs.observeFrontEnd(job.message.text.length, performance.now() - job.running!.startedAt);
+      if (message.type === 'phonemized') {
+        const { phonemes, ids, frontEnd } = message;
+        this.#settle(job, undefined, () => job.resolve({ phonemes, ids, frontEnd }));
+      } else this.#settle(job, frontEndFailed(message.message));
+      this.#dispatch();
+      return;
+    }
     switch (message.type) {
       case 'chunk': {
         job.inferenceMs += message.inferenceMs;
@@ -340,7 +413,9 @@ export class WorkerPool {
           this.costs.observe(job.running!.solo, job.message.text.length, job.inferenceMs);
         this.#inferences += message.pieces;
         if (!job.settled) this.#completed++;
-        this.#settle(job, undefined, { frontEndMs: message.frontEndMs, pieces: message.pieces });
+        this.#settle(job, undefined, () =>
+          job.resolve({ frontEndMs: message.frontEndMs, pieces: message.pieces }),
+        );
         this.#dispatch();
         return;
       case 'error':
@@ -354,7 +429,8 @@ export class WorkerPool {
   #onWorkerGone(index: number, reason: string): void {
     const job = this.#running[index];
     this.#running[index] = undefined;
-    if (job) this.#settle(job, inferenceFailed(`inference worker failed: ${reason}`));
+    const failed = job?.kind === 'phonemize' ? frontEndFailed : inferenceFailed;
+    if (job) this.#settle(job, failed(`inference worker failed: ${reason}`));
     this.#dispatch();
   }
 
@@ -362,12 +438,12 @@ export class WorkerPool {
   #cancel(request: number): void {
     for (let i = this.#waiting.length - 1; i >= 0; i--) {
       const job = this.#waiting[i]!;
-      if (job.request !== request) continue;
+      if (job.kind !== 'sentence' || job.request !== request) continue;
       this.#waiting.splice(i, 1);
       this.#settle(job, abortError());
     }
     for (const [index, job] of this.#running.entries()) {
-      if (job?.request !== request || job.settled) continue;
+      if (job?.kind !== 'sentence' || job.request !== request || job.settled) continue;
       // The call in progress cannot be interrupted (one native call): its result is discarded,
       // and the worker takes the next sentence when it returns.
       this.#threads.post(index, { type: 'cancel', id: job.message.id });
@@ -375,18 +451,25 @@ export class WorkerPool {
     }
   }
 
-  #settle(job: Job, err: Error | undefined, stats?: { frontEndMs: number; pieces: number }): void {
+  /** Ends a job once: with `err`, or by `resolve`. A sentence's end marks its request's first done. */
+  #settle(job: Job, err: Error | undefined, resolve?: () => void): void {
     if (job.settled) return;
     job.settled = true;
-    const open = this.#open.get(job.request);
+    const open = job.kind === 'sentence' ? this.#open.get(job.request) : undefined;
     if (open) open.firstDone = true;
     if (err) job.reject(err);
-    else job.resolve(stats!);
+    else resolve?.();
   }
 }
 
 const shuttingDown = () =>
   ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests');
+
+/** The front end failed on a phonemize job: as below. */
+const frontEndFailed = (detail: string) =>
+  ttsError('TTS_ERR_INFERENCE', 'The text front end failed; the error has been logged', {
+    cause: new Error(detail),
+  });
 
 /** The model failed on a sentence: the client gets a fixed message, the log gets the detail. */
 const inferenceFailed = (detail: string) =>

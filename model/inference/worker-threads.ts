@@ -1,13 +1,12 @@
 /**
  * The inference workers' threads: starting them, replacing one that dies (with backoff, while the
- * others serve on), the front-end-only requests, and stopping them. A worker is stopped by a
- * message, never terminated while ONNX Runtime runs (see StopMessage). What runs where is the
- * pool's business (worker-pool.ts); this file only keeps the threads.
+ * others serve on), and stopping them. A worker is stopped by a message, never terminated while
+ * ONNX Runtime runs (see StopMessage). What runs where is the pool's business (worker-pool.ts);
+ * this file only keeps the threads.
  */
 import type { Worker } from 'node:worker_threads';
-import { ttsError } from '../../protocol/errors.ts';
 import { restartDelayMs, startWorker } from '../threads.ts';
-import type { FromWorker, PhonemizeInput, PhonemizeResult, ToWorker, WorkerInit } from './messages.ts';
+import type { FromWorker, ToWorker, WorkerInit } from './messages.ts';
 import type { ModelContract, Provider } from './ort-session.ts';
 import type { WarmupStep } from './warmup.ts';
 
@@ -41,7 +40,7 @@ export interface Readiness {
 interface Hooks extends ThreadEvents {
   /** A worker finished starting (at first, or as a replacement). */
   onReady(ready: Readiness): void;
-  /** A message about a sentence (or what the worker saw while running one). */
+  /** A message about a job (or what the worker saw while running one). */
   onMessage(index: number, message: FromWorker): void;
   /** A ready worker died outside of shutdown; what it ran is lost. */
   onGone(index: number, reason: string): void;
@@ -63,12 +62,6 @@ export class InferenceThreads {
   readonly #init: WorkerInit;
   readonly #hooks: Hooks;
   readonly #slots: Slot[] = [];
-  /** Front-end-only requests waiting for their worker's answer. */
-  readonly #phonemizing = new Map<
-    number,
-    { slot: Slot; resolve: (r: PhonemizeResult) => void; reject: (e: Error) => void }
-  >();
-  #nextPhonemize = 1;
   #stopping = false;
   #info: PoolInfo | undefined;
 
@@ -112,18 +105,6 @@ export class InferenceThreads {
     this.#slots[index]?.worker.postMessage(message);
   }
 
-  /** Runs the front end alone in worker `index`, between two of its inference calls. */
-  phonemize(index: number | undefined, input: PhonemizeInput): Promise<PhonemizeResult> {
-    const slot = index === undefined ? undefined : this.#slots[index];
-    if (!slot?.ready)
-      return Promise.reject(ttsError('TTS_ERR_BUSY', 'No inference worker is ready; retry shortly'));
-    const id = this.#nextPhonemize++;
-    return new Promise((resolve, reject) => {
-      this.#phonemizing.set(id, { slot, resolve, reject });
-      slot.worker.postMessage({ type: 'phonemize', id, ...input } satisfies ToWorker);
-    });
-  }
-
   /**
    * Stops every worker: each ends its thread itself between two ONNX Runtime calls; one still
    * inside a call after `timeoutMs` is terminated, which may abort the process, and
@@ -131,8 +112,6 @@ export class InferenceThreads {
    */
   async stop(timeoutMs = DEFAULT_STOP_TIMEOUT_MS): Promise<void> {
     this.#stopping = true;
-    for (const waiting of this.#phonemizing.values()) waiting.reject(shuttingDown());
-    this.#phonemizing.clear();
     await Promise.all(
       this.#slots.map(
         (slot, index) =>
@@ -189,15 +168,6 @@ export class InferenceThreads {
           case 'log':
             this.#hooks.onWorkerLog?.({ index, message: message.message });
             return;
-          case 'phonemized':
-          case 'phonemize-failed': {
-            const waiting = this.#phonemizing.get(message.id);
-            this.#phonemizing.delete(message.id);
-            if (message.type === 'phonemized')
-              waiting?.resolve({ phonemes: message.phonemes, ids: message.ids, frontEnd: message.frontEnd });
-            else waiting?.reject(frontEndFailed(message.message));
-            return;
-          }
           case 'fatal':
             reject(new Error(message.message));
             worker.postMessage({ type: 'stop' } satisfies ToWorker);
@@ -221,11 +191,6 @@ export class InferenceThreads {
   #gone(index: number, slot: Slot, reason: string): void {
     if (this.#slots[index] !== slot || !slot.ready) return;
     slot.ready = false;
-    for (const [id, waiting] of this.#phonemizing) {
-      if (waiting.slot !== slot) continue;
-      this.#phonemizing.delete(id);
-      waiting.reject(frontEndFailed(`inference worker failed: ${reason}`));
-    }
     if (this.#stopping) return;
     this.#hooks.onGone(index, reason);
     this.#hooks.onWorkerExit?.({ index, reason });
@@ -244,11 +209,3 @@ export class InferenceThreads {
     }, restartDelayMs(attempt)).unref();
   }
 }
-
-const shuttingDown = () =>
-  ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests');
-
-const frontEndFailed = (detail: string) =>
-  ttsError('TTS_ERR_INFERENCE', 'The text front end failed; the error has been logged', {
-    cause: new Error(detail),
-  });

@@ -74,6 +74,23 @@ export function streamedFirstChunkMinChars(first: FirstChunkSettings, costs: Cos
   return Math.min(Math.max(first.minChars, chars), CHUNKER_LIMIT);
 }
 
+/**
+ * A plain text as the front end reads it alone (`POST /v1/phonemize`): its sentences, as
+ * synthesis splits them, with consecutive ones joined up to the chunker's limit. Each piece is one
+ * job of the pool, no longer than one sentence may be, and short sentences share a job so that
+ * each does not pay a round trip to the worker and a call of the phonemizer of its own.
+ */
+export function frontEndPieces(text: string): string[] {
+  const pieces: string[] = [];
+  for (const sentence of splitSentences(text)) {
+    const last = pieces.length - 1;
+    if (last >= 0 && pieces[last]!.length + 1 + sentence.length <= CHUNKER_LIMIT)
+      pieces[last] += ` ${sentence}`;
+    else pieces.push(sentence);
+  }
+  return pieces;
+}
+
 /** Sentences of a phoneme string: after each `.`, `!`, `?` or `…` that a space follows. */
 export function phonemeSentences(phonemes: string): string[] {
   return phonemes

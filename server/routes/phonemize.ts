@@ -2,7 +2,9 @@
  * POST /v1/phonemize: what the front end makes of a text, without synthesizing it (as
  * Kokoro-FastAPI's `/dev/phonemize`): `{"text", "lang"}` → `{"phonemes", "tokens", "front_end",
  * "lang"}`. The phonemes can be sent back, edited or not, as a synthesis request's `phonemes`.
- * The front end runs in an inference worker, between two inference calls.
+ * The front end runs in an inference worker, a sentence-sized piece at a time, below every
+ * listener's next sentence (model/inference/dispatch.ts); requests in flight are bounded per
+ * client (remote address) and in all, past which they are refused at once with `Retry-After`.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { codePointLength } from '../../protocol/request.ts';
@@ -16,10 +18,14 @@ import {
 } from '../../model/engine.ts';
 import { MARKUP_MODES, describe } from '../request.ts';
 
+/** Seconds a refused client is told to wait, as for the server's other refusals under load. */
+const RETRY_AFTER_S = 1;
+
 export const phonemizeRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifecycle }> = async (
   app,
   { config, lifecycle },
 ) => {
+  const admit = admission(config);
   app.post('/phonemize', async (request) => {
     const engine = lifecycle.requireEngine();
     const body = request.body;
@@ -65,18 +71,21 @@ export const phonemizeRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Li
       fields.normalization_options === undefined
         ? undefined
         : parseNormalizationOptions(fields.normalization_options);
-    const result = await engine.phonemizeText(
-      text,
-      {
-        voice,
-        speed: 1,
-        markup: markup as MarkupMode,
-        firstChunk: 'sentence',
-        ...(typeof lang === 'string' ? { lang } : {}),
-        ...(pronunciations ? { pronunciations } : {}),
-      },
-      normalization,
-    );
+    const release = admit(request.ip);
+    const result = await engine
+      .phonemizeText(
+        text,
+        {
+          voice,
+          speed: 1,
+          markup: markup as MarkupMode,
+          firstChunk: 'sentence',
+          ...(typeof lang === 'string' ? { lang } : {}),
+          ...(pronunciations ? { pronunciations } : {}),
+        },
+        normalization,
+      )
+      .finally(release);
     return {
       phonemes: result.phonemes,
       tokens: result.ids,
@@ -89,3 +98,36 @@ export const phonemizeRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Li
     };
   });
 };
+
+/**
+ * Counts requests in flight, in all and by client: `admit` takes a place (or refuses: 429 for a
+ * client over its share before 503 for the server) and returns what gives it back. A request
+ * holds at most one piece of text in the inference queue at a time, so this bounds the work queued.
+ */
+function admission(config: Config): (client: string) => () => void {
+  let total = 0;
+  const byClient = new Map<string, number>();
+  return (client) => {
+    const own = byClient.get(client) ?? 0;
+    if (own >= config.phonemizeMaxPerClient)
+      throw ttsError(
+        'TTS_ERR_TOO_MANY_REQUESTS',
+        `This client has ${own} phonemize requests in flight, the most one address may have (PHONEMIZE_MAX_PER_CLIENT); retry once one is answered`,
+        { data: { retryAfterS: RETRY_AFTER_S } },
+      );
+    if (total >= config.phonemizeMaxQueued)
+      throw ttsError(
+        'TTS_ERR_BUSY',
+        `The server has ${total} phonemize requests in flight, its limit (PHONEMIZE_MAX_QUEUED); retry shortly`,
+        { data: { retryAfterS: RETRY_AFTER_S } },
+      );
+    total++;
+    byClient.set(client, own + 1);
+    return () => {
+      total--;
+      const left = byClient.get(client)! - 1;
+      if (left === 0) byClient.delete(client);
+      else byClient.set(client, left);
+    };
+  };
+}

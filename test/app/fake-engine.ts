@@ -25,7 +25,7 @@ const STANDIN_VOICES = fileURLToPath(new URL('../fixtures/standin-model/voices',
 export interface FakeEngineOptions {
   /** Thrown when a request's first sentence is synthesized. */
   readonly fail?: unknown;
-  /** Each sentence waits for this before its audio exists. */
+  /** Each sentence waits for this before its audio exists, and each phonemize before its answer. */
   readonly hold?: Promise<void>;
   /** The loaded export can time words. */
   readonly timestamps?: boolean;
@@ -38,6 +38,8 @@ export interface FakeEngine extends Engine {
   readonly requests: SynthesisRequest[];
   /** Requests whose audio is being produced now. */
   readonly open: number;
+  /** Texts being phonemized now (waiting for the hold, say). */
+  readonly phonemizing: number;
 }
 
 export function fakeEngine(options: FakeEngineOptions = {}): FakeEngine {
@@ -47,6 +49,7 @@ export function fakeEngine(options: FakeEngineOptions = {}): FakeEngine {
   );
   const requests: SynthesisRequest[] = [];
   let open = 0;
+  let phonemizing = 0;
   const info: EngineInfo = {
     provider: 'cpu',
     modelFile: 'fake.onnx',
@@ -133,6 +136,9 @@ export function fakeEngine(options: FakeEngineOptions = {}): FakeEngine {
     get open() {
       return open;
     },
+    get phonemizing() {
+      return phonemizing;
+    },
     load: () => ({ queued: 0, ahead: 0, busy: open, workers: info.workers, completed: 0, inferences: 0 }),
     synthesize: (request, output, { signal, startedAt } = {}) =>
       runSynthesis(
@@ -152,6 +158,12 @@ export function fakeEngine(options: FakeEngineOptions = {}): FakeEngine {
       hasMarkup(text, settings.markup) ? scriptOf(text, scriptSettings(settings)) : { warnings: [] },
     segmenter: (settings) => new Segmenter(scriptSettings(settings)),
     phonemizeText: async (text, settings) => {
+      phonemizing++;
+      try {
+        await options.hold;
+      } finally {
+        phonemizing--;
+      }
       const {
         segments = [{ kind: 'speech', parts: [{ text }], voice: settings.voice, speed: 1 }],
         warnings,

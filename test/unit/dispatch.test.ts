@@ -1,7 +1,8 @@
 /**
  * The dispatch policy without ONNX Runtime: snapshots of a pool in, decisions out. The costs are
  * 10 ms per character on a pool session and 6 on the solo session, so a 30-character sentence
- * costs 300 ms or 180 ms and the solo session gains 120 ms.
+ * costs 300 ms or 180 ms and the solo session gains 120 ms; the front end alone (a phonemize job)
+ * costs 1 ms per character.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -9,17 +10,21 @@ import {
   decide,
   type PoolSnapshot,
   type WaitingJob,
+  type WaitingPhonemize,
+  type WaitingSentence,
   type WorkerState,
 } from '../../model/inference/dispatch.ts';
 
 const costs = () => {
   const model = new CostModel();
   model.seed(10, 6);
+  model.observeFrontEnd(100, 100);
   return model;
 };
 const SETTINGS = { soloMinMs: 50 };
 
-const needed = (id: number, request: number, chars = 30, queuedAt = 0): WaitingJob => ({
+const needed = (id: number, request: number, chars = 30, queuedAt = 0): WaitingSentence => ({
+  kind: 'sentence',
   id,
   request,
   needed: true,
@@ -28,16 +33,29 @@ const needed = (id: number, request: number, chars = 30, queuedAt = 0): WaitingJ
   afterFirst: false,
 });
 /** Look-ahead of a request whose first sentence is done (`afterFirst`), unless said otherwise. */
-const ahead = (id: number, request: number, chars = 30, afterFirst = true): WaitingJob => ({
+const ahead = (id: number, request: number, chars = 30, afterFirst = true): WaitingSentence => ({
   ...needed(id, request, chars),
   needed: false,
   afterFirst,
+});
+/** A sentence's front end alone (POST /v1/phonemize): no request, no listener. */
+const phonemize = (id: number, chars = 30, queuedAt = 0): WaitingPhonemize => ({
+  kind: 'phonemize',
+  id,
+  queuedAt,
+  chars,
 });
 const idle = (hasSolo = false): WorkerState => ({ ready: true, hasSolo });
 const busy = (startedAt: number, chars = 30, solo = false, hasSolo = false): WorkerState => ({
   ready: true,
   hasSolo,
-  running: { solo, startedAt, chars },
+  running: { kind: 'sentence', solo, startedAt, chars },
+});
+/** Running a phonemize job of `chars` characters (1 ms each) since `startedAt`. */
+const phonemizing = (startedAt: number, chars: number): WorkerState => ({
+  ready: true,
+  hasSolo: false,
+  running: { kind: 'phonemize', solo: false, startedAt, chars },
 });
 const pool = (
   waiting: WaitingJob[],
@@ -126,10 +144,74 @@ describe('dispatch policy', () => {
       { start: [{ job: 1, worker: 1, solo: false }] },
     ],
     ['nothing free: nothing starts', pool([needed(1, 1)], [busy(0), busy(0)], 2, 10), { start: [] }],
+    [
+      'phonemize work goes after every next-needed sentence, even one queued after it',
+      pool([phonemize(1), needed(2, 1), phonemize(3)], [idle()], 1),
+      { start: [{ job: 2, worker: 0, solo: false }] },
+    ],
+    [
+      'phonemize work takes the workers no next-needed sentence waits for',
+      pool([phonemize(1), needed(2, 1), phonemize(3)], [idle(), idle(), idle()], 1),
+      {
+        start: [
+          { job: 2, worker: 0, solo: false },
+          { job: 1, worker: 1, solo: false },
+          { job: 3, worker: 2, solo: false },
+        ],
+      },
+    ],
+    [
+      'phonemize work and look-ahead share the idle workers, first come first served',
+      pool([phonemize(1), ahead(2, 1), phonemize(3), ahead(4, 2)], [idle(), idle(), idle(), busy(0)], 2, 10),
+      {
+        start: [
+          { job: 1, worker: 0, solo: false },
+          { job: 2, worker: 1, solo: false },
+          { job: 3, worker: 2, solo: false },
+        ],
+      },
+    ],
+    [
+      'phonemize work does not hold a request’s look-ahead back, nor the other way round',
+      pool([ahead(1, 1), phonemize(2)], [idle(), idle()], 1),
+      {
+        start: [
+          { job: 1, worker: 0, solo: false },
+          { job: 2, worker: 1, solo: false },
+        ],
+      },
+    ],
+    [
+      'beside a solo run, phonemize work waits',
+      pool([phonemize(2)], [busy(0, 30, true, true), idle()], 1, 50),
+      { start: [] },
+    ],
+    [
+      'a lone request’s sentence waits for every core behind a phonemize job ending in 10 ms; phonemize work waits too',
+      // The running job started at 280 ms and costs 30: 10 ms left, less than the 120 ms gained.
+      pool([needed(1, 1, 30, 290), phonemize(2)], [idle(true), phonemizing(280, 30)], 1, 300),
+      { start: [], recheckAt: 290 + 120 },
+    ],
+    [
+      'a phonemize job busy for 200 ms more: the lone sentence runs on a pool session now',
+      pool([needed(1, 1, 30, 90), phonemize(2)], [idle(true), phonemizing(0, 300)], 1, 100),
+      { start: [{ job: 1, worker: 0, solo: false }] },
+    ],
   ];
 
   it.each(cases)('%s', (_name, snapshot, expected) => {
     expect(decide(snapshot, costs(), SETTINGS)).toEqual(expected);
+  });
+
+  it('before any measure of the front end, a running phonemize job is not waited for', () => {
+    const model = new CostModel();
+    model.seed(10, 6);
+    const decision = decide(
+      pool([needed(1, 1, 30, 290)], [idle(true), phonemizing(280, 30)], 1, 300),
+      model,
+      SETTINGS,
+    );
+    expect(decision).toEqual({ start: [{ job: 1, worker: 0, solo: false }] });
   });
 
   it('before any measure, no sentence is thought cheap enough to keep off the solo session', () => {
@@ -153,5 +235,20 @@ describe('CostModel', () => {
     expect(model.soloMs(1)).toBeCloseTo(6);
     model.observe(false, 0, 500); // an empty sentence says nothing
     expect(model.poolMs(1)).toBeCloseTo(12);
+  });
+
+  it('follows the front end alone over the phonemize jobs run, apart from the sentences', () => {
+    const model = new CostModel();
+    model.seed(10, 5);
+    expect(model.frontEndMs(10)).toBe(Infinity);
+    model.observeFrontEnd(100, 50);
+    expect(model.frontEndMs(10)).toBe(5);
+    model.observeFrontEnd(100, 150); // 1.5 ms a character: a fifth of the way there
+    expect(model.frontEndMs(1)).toBeCloseTo(0.7);
+    model.observeFrontEnd(0, 500); // an empty text says nothing
+    expect(model.frontEndMs(1)).toBeCloseTo(0.7);
+    expect(model.poolMs(10)).toBe(100);
+    expect(model.runMs({ kind: 'phonemize', solo: false, startedAt: 0, chars: 10 })).toBeCloseTo(7);
+    expect(model.runMs({ kind: 'sentence', solo: true, startedAt: 0, chars: 10 })).toBe(50);
   });
 });
