@@ -62,6 +62,8 @@ export type Item =
 interface Ack {
   readonly frame: () => object | undefined;
   readonly receivedAt: number;
+  /** Counted against the session's bounds while it waits (see LaneHost.hold). */
+  held?: boolean;
 }
 
 /** The id echoed on an item's errors: only one the client gave (or the utterance's). */
@@ -99,9 +101,21 @@ export interface LaneHost {
   admit(item: Item, bytes: number, context: string | undefined): boolean;
   /** An item left the queue. */
   release(item: Item): void;
+  /**
+   * Counts an answer that waits for its turn (a cancel's, behind the run it cut) against the
+   * session's bounds; false when they are full (counted as an overflow instead).
+   */
+  hold(): boolean;
+  /** A held answer was sent. */
+  unhold(): void;
+  /** Sends in the lane's turn (waits while the socket is backed up). */
   send(data: Uint8Array | string, binary: boolean): Promise<void>;
   sendControl(frame: object): Promise<void>;
   sendError(err: unknown, requestId: string | undefined, context: string | undefined): Promise<void>;
+  /** Sends a frame at once, outside the lane's turn; it counts against the bounds until written. */
+  answer(frame: object | undefined): void;
+  /** An error answered at once, as `answer` sends. */
+  refuse(err: unknown, requestId: string | undefined, context: string | undefined): void;
   /** The lane has nothing queued and nothing running (`ended`: its context is over). */
   idle(lane: Lane, ended: boolean): void;
 }
@@ -251,7 +265,7 @@ export class Lane {
       utterance.append(text, chars);
       if (generate) utterance.generate();
     } catch (err) {
-      void this.#host.sendError(err, requestId, this.context);
+      this.#host.refuse(err, requestId, this.context);
       // A context whose first message failed holds nothing: it may be let go.
       this.#settle();
     }
@@ -351,16 +365,28 @@ export class Lane {
       frame: () => answer(cancelled, cutting ? heardOf(cutting) : undefined, cutting?.requestId),
       receivedAt,
     };
-    // In order behind the answers to earlier cancels, and after the cut run's last byte.
-    if (cutting || this.#acks.length > 0) this.#acks.push(ack);
-    else void this.#acknowledge(ack);
+    // In order behind the answers to earlier cancels, and after the cut run's last byte; counted
+    // while it waits, so that cancels sent faster than the run's end can leave stay bounded.
+    if (cutting || this.#acks.length > 0) {
+      ack.held = this.#host.hold();
+      this.#acks.push(ack);
+    } else {
+      this.#host.answer(ack.frame());
+      this.#acknowledged(ack);
+    }
   }
 
-  /** Sends a cancel's answer and records how long after its arrival it left. */
+  /** Sends a cancel's answer in the lane's turn. */
   async #acknowledge(ack: Ack): Promise<void> {
     const frame = ack.frame();
     if (frame) await this.#host.sendControl(frame);
-    const seconds = (performance.now() - ack.receivedAt) / 1000;
+    if (ack.held) this.#host.unhold();
+    this.#acknowledged(ack);
+  }
+
+  /** Records how long after its arrival a cancel's answer left. */
+  #acknowledged({ receivedAt }: Ack): void {
+    const seconds = (performance.now() - receivedAt) / 1000;
     this.#host.lifecycle.metrics.cancelAck.observe(seconds);
     this.#host.log.info({ ackMs: Math.round(seconds * 1e4) / 10 }, 'cancel acknowledged');
   }
@@ -390,7 +416,7 @@ export class Lane {
 
   #refuseWhileDraining(requestId: string | undefined): boolean {
     if (!this.#host.draining) return false;
-    void this.#host.sendError(
+    this.#host.refuse(
       ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests'),
       requestId,
       this.context,
