@@ -13,7 +13,7 @@ import type { Heard } from '../protocol/frames.ts';
 import type { Config } from './config.ts';
 import { ttsError } from './errors.ts';
 import type { Lifecycle } from './lifecycle.ts';
-import { recordClientGone, recordCompletion } from './outcomes.ts';
+import { recordClientGone, recordCompletion, type LineQuota } from './outcomes.ts';
 import { parseOptions, peekRequestId, synthesisRequest, type SynthesisOptions } from './request.ts';
 import type { SessionDialect, Turn } from './session-messages.ts';
 import { Utterance } from './utterance.ts';
@@ -58,10 +58,12 @@ export type Item =
   /** `close_context` without drop: the context's end, after everything it received. */
   | { readonly kind: 'end' };
 
-/** A cancel's answer (the dialect's frame), with when the cancel arrived. */
+/** A cancel's answer (the dialect's frame), with when the cancel arrived and what it cut. */
 interface Ack {
   readonly frame: () => object | undefined;
   readonly receivedAt: number;
+  readonly target: string | undefined;
+  readonly cancelled: readonly string[];
   /** Counted against the session's bounds while it waits (see LaneHost.hold). */
   held?: boolean;
 }
@@ -93,6 +95,8 @@ export interface LaneHost {
   readonly lifecycle: Lifecycle;
   readonly log: FastifyBaseLogger;
   readonly dialect: SessionDialect;
+  /** Cancels that cut nothing: logged while this allows (a client can send them without end). */
+  readonly emptyCancels: LineQuota;
   /** The client left: nothing more is sent or started. */
   readonly gone: boolean;
   /** Shutdown began: messages already received are finished, new ones refused. */
@@ -359,11 +363,12 @@ export class Lane {
       if (id !== undefined && item.kind !== 'invalid') cancelled.push(id);
     }
     this.#queue = kept;
-    this.#host.log.info({ target, context: this.context, cancelled }, 'cancel received');
     // Built when sent: by then the cut run has sent its last byte, so what was heard is final.
     const ack: Ack = {
       frame: () => answer(cancelled, cutting ? heardOf(cutting) : undefined, cutting?.requestId),
       receivedAt,
+      target,
+      cancelled,
     };
     // In order behind the answers to earlier cancels, and after the cut run's last byte; counted
     // while it waits, so that cancels sent faster than the run's end can leave stay bounded.
@@ -384,11 +389,15 @@ export class Lane {
     this.#acknowledged(ack);
   }
 
-  /** Records how long after its arrival a cancel's answer left. */
-  #acknowledged({ receivedAt }: Ack): void {
+  /** Records how long after its arrival a cancel's answer left: a line per cancel that cut something. */
+  #acknowledged({ receivedAt, target, cancelled }: Ack): void {
     const seconds = (performance.now() - receivedAt) / 1000;
     this.#host.lifecycle.metrics.cancelAck.observe(seconds);
-    this.#host.log.info({ ackMs: Math.round(seconds * 1e4) / 10 }, 'cancel acknowledged');
+    if (cancelled.length === 0 && !this.#host.emptyCancels.take()) return;
+    this.#host.log.info(
+      { target, context: this.context, cancelled, ackMs: Math.round(seconds * 1e4) / 10 },
+      'cancel acknowledged',
+    );
   }
 
   /** The client left: everything stops, nothing is sent. */

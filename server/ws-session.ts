@@ -16,7 +16,7 @@ import type { WebSocket, RawData } from 'ws';
 import type { Config } from './config.ts';
 import { toErrorBody, ttsError } from './errors.ts';
 import type { Drainable, Lifecycle } from './lifecycle.ts';
-import { isCancelled, recordRefusal } from './outcomes.ts';
+import { isCancelled, LineQuota, recordSessionRefusal } from './outcomes.ts';
 import { NATIVE_DIALECT, type Command, type SessionDialect } from './session-messages.ts';
 import { itemBytes, Lane, type Item, type LaneHost } from './ws-lane.ts';
 
@@ -73,6 +73,9 @@ export class Session implements Drainable {
   /** Closes the session after its idle limit without a message or a ping from the client. */
   readonly #idleTimer: NodeJS.Timeout | undefined;
   readonly #host: LaneHost;
+  /** Refusals, and cancels that cut nothing: the first few of each logged, the rest counted. */
+  readonly #refusals = new LineQuota();
+  readonly #emptyCancels = new LineQuota();
 
   /** Attaches the listeners at once (before any await), so no message can be missed. */
   constructor(socket: WebSocket, deps: SessionDeps) {
@@ -138,6 +141,7 @@ export class Session implements Drainable {
       lifecycle: this.#deps.lifecycle,
       log: this.#log,
       dialect: this.#dialect,
+      emptyCancels: this.#emptyCancels,
       get gone() {
         return session.#gone;
       },
@@ -370,7 +374,7 @@ export class Session implements Drainable {
     this.#overflow++;
     if (this.#overflow <= this.#deps.config.wsMaxPending * FLOOD_FACTOR) return false;
     this.#log.warn(
-      { pending: this.#pending, pendingBytes: this.#pendingBytes },
+      { pending: this.#pending, pendingBytes: this.#pendingBytes, refusals: this.#refusals.seen },
       'closing a session that floods past its queue',
     );
     this.#close(1008, 'too many pending messages');
@@ -407,7 +411,8 @@ export class Session implements Drainable {
   /** An error as the dialect's frame (undefined: it sends none), recorded as a refusal. */
   #errorFrame(err: unknown, requestId: string | undefined, context: string | undefined): object | undefined {
     const { status, body } = toErrorBody(err, requestId);
-    recordRefusal(this.#log, this.#deps.lifecycle.metrics, err, status, body.code, requestId);
+    const { metrics } = this.#deps.lifecycle;
+    recordSessionRefusal(this.#log, metrics, this.#refusals, err, status, body.code, requestId);
     return this.#dialect.error(body, context);
   }
 
@@ -510,6 +515,18 @@ export class Session implements Drainable {
     for (const lane of this.#lanes.values()) lane.gone();
     this.#untrack();
     for (const wake of this.#idle.splice(0)) wake();
-    this.#log.info({ code }, 'session closed');
+    // What was not logged one by one (a flood's refusals or cancels) is counted here, once.
+    const counted = { refusals: this.#refusals, emptyCancels: this.#emptyCancels };
+    const unlogged = Object.entries(counted).filter(([, quota]) => quota.unlogged > 0);
+    this.#log.info(
+      {
+        code,
+        ...Object.fromEntries(unlogged.map(([kind, quota]) => [kind, quota.seen])),
+        ...(unlogged.length > 0
+          ? { unlogged: Object.fromEntries(unlogged.map(([kind, quota]) => [kind, quota.unlogged])) }
+          : {}),
+      },
+      'session closed',
+    );
   }
 }
