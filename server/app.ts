@@ -213,6 +213,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       maxPayload: config.wsMaxMessageBytes,
       // Invalid UTF-8 gets an error frame and the session lives on, so we check it ourselves.
       skipUTF8Validation: true,
+      // One message per turn of the event loop (ws emits each in its own setImmediate), instead of
+      // every message of a socket read in one go: a read holds thousands of small messages, and
+      // /ping, pongs and other sessions waited for all of them (2-3 s for 20,000 context opens and
+      // drops); ws then reads the socket again only as fast as the session takes them.
+      allowSynchronousEvents: false,
       // A browser's token travels as an offered `bearer.…` subprotocol (security.ts): never
       // selected, so it is not echoed back; the first other one offered is.
       handleProtocols: (protocols: Set<string>) =>

@@ -40,8 +40,53 @@ export function recordRefusal(
   requestId: string | undefined,
 ): void {
   metrics.errors.inc({ code });
-  if (status >= 500 && status !== 503) log.error({ err, requestId }, 'request failed');
+  if (isFailure(status)) log.error({ err, requestId }, 'request failed');
   else log.info({ code, requestId }, 'request refused');
+}
+
+const isFailure = (status: number) => status >= 500 && status !== 503;
+
+/** Lines of one kind that one WebSocket session logs one by one; the rest are only counted. */
+export const LINES_LOGGED = 8;
+
+/**
+ * Lines a client can make the server write as fast as it sends (refusals, cancels that cut
+ * nothing): a session logs the first {@link LINES_LOGGED} of each kind, counts the rest, and logs
+ * the counts once, when it closes. A flood costs a few lines, not one per message.
+ */
+export class LineQuota {
+  #seen = 0;
+
+  /** Counts one more; true while it may still be logged. */
+  take(): boolean {
+    return ++this.#seen <= LINES_LOGGED;
+  }
+
+  get seen(): number {
+    return this.#seen;
+  }
+
+  get unlogged(): number {
+    return Math.max(0, this.#seen - LINES_LOGGED);
+  }
+}
+
+/**
+ * A WebSocket session's refusal, recorded as {@link recordRefusal} records it while `quota`
+ * allows, and after that only counted in the metrics. Internal failures are always logged (and
+ * not counted against the quota): each comes from work the session's bounds already limit.
+ */
+export function recordSessionRefusal(
+  log: FastifyBaseLogger,
+  metrics: Metrics,
+  quota: LineQuota,
+  err: unknown,
+  status: number,
+  code: string,
+  requestId: string | undefined,
+): void {
+  if (isFailure(status) || quota.take()) recordRefusal(log, metrics, err, status, code, requestId);
+  else metrics.errors.inc({ code });
 }
 
 /**

@@ -13,7 +13,7 @@ import type { Heard } from '../protocol/frames.ts';
 import type { Config } from './config.ts';
 import { ttsError } from './errors.ts';
 import type { Lifecycle } from './lifecycle.ts';
-import { recordClientGone, recordCompletion } from './outcomes.ts';
+import { recordClientGone, recordCompletion, type LineQuota } from './outcomes.ts';
 import { parseOptions, peekRequestId, synthesisRequest, type SynthesisOptions } from './request.ts';
 import type { SessionDialect, Turn } from './session-messages.ts';
 import { Utterance } from './utterance.ts';
@@ -58,11 +58,21 @@ export type Item =
   /** `close_context` without drop: the context's end, after everything it received. */
   | { readonly kind: 'end' };
 
-/** A cancel's answer (the dialect's frame), with when the cancel arrived. */
+/** A cancel's answer (the dialect's frame), with when the cancel arrived and what it cut. */
 interface Ack {
   readonly frame: () => object | undefined;
   readonly receivedAt: number;
+  readonly target: string | undefined;
+  readonly cancelled: readonly string[];
+  /** Counted against the session's bounds while it waits (see LaneHost.hold). */
+  held?: boolean;
 }
+
+/**
+ * The reason a cut run is aborted with: one for all, since nothing reads it but its name (a
+ * DOMException made per cancel captures a stack each time, a good part of what a cancel costs).
+ */
+const CUT = new DOMException('The request was cancelled', 'AbortError');
 
 /** The id echoed on an item's errors: only one the client gave (or the utterance's). */
 const errorId = (item: Item): string | undefined =>
@@ -91,6 +101,8 @@ export interface LaneHost {
   readonly lifecycle: Lifecycle;
   readonly log: FastifyBaseLogger;
   readonly dialect: SessionDialect;
+  /** Cancels that cut nothing: logged while this allows (a client can send them without end). */
+  readonly emptyCancels: LineQuota;
   /** The client left: nothing more is sent or started. */
   readonly gone: boolean;
   /** Shutdown began: messages already received are finished, new ones refused. */
@@ -99,9 +111,21 @@ export interface LaneHost {
   admit(item: Item, bytes: number, context: string | undefined): boolean;
   /** An item left the queue. */
   release(item: Item): void;
+  /**
+   * Counts an answer that waits for its turn (a cancel's, behind the run it cut) against the
+   * session's bounds; false when they are full (counted as an overflow instead).
+   */
+  hold(): boolean;
+  /** A held answer was sent. */
+  unhold(): void;
+  /** Sends in the lane's turn (waits while the socket is backed up). */
   send(data: Uint8Array | string, binary: boolean): Promise<void>;
   sendControl(frame: object): Promise<void>;
   sendError(err: unknown, requestId: string | undefined, context: string | undefined): Promise<void>;
+  /** Sends a frame at once, outside the lane's turn; it counts against the bounds until written. */
+  answer(frame: object | undefined): void;
+  /** An error answered at once, as `answer` sends. */
+  refuse(err: unknown, requestId: string | undefined, context: string | undefined): void;
   /** The lane has nothing queued and nothing running (`ended`: its context is over). */
   idle(lane: Lane, ended: boolean): void;
 }
@@ -251,7 +275,7 @@ export class Lane {
       utterance.append(text, chars);
       if (generate) utterance.generate();
     } catch (err) {
-      void this.#host.sendError(err, requestId, this.context);
+      this.#host.refuse(err, requestId, this.context);
       // A context whose first message failed holds nothing: it may be let go.
       this.#settle();
     }
@@ -323,7 +347,7 @@ export class Lane {
     const current = this.#current;
     let cutting: Current | undefined;
     if (current && !current.controller.signal.aborted && matches(current.requestId)) {
-      current.controller.abort();
+      current.controller.abort(CUT);
       current.utterance?.abandon();
       if (this.#open === current.utterance) this.#open = undefined;
       cancelled.push(current.requestId);
@@ -345,24 +369,41 @@ export class Lane {
       if (id !== undefined && item.kind !== 'invalid') cancelled.push(id);
     }
     this.#queue = kept;
-    this.#host.log.info({ target, context: this.context, cancelled }, 'cancel received');
     // Built when sent: by then the cut run has sent its last byte, so what was heard is final.
     const ack: Ack = {
       frame: () => answer(cancelled, cutting ? heardOf(cutting) : undefined, cutting?.requestId),
       receivedAt,
+      target,
+      cancelled,
     };
-    // In order behind the answers to earlier cancels, and after the cut run's last byte.
-    if (cutting || this.#acks.length > 0) this.#acks.push(ack);
-    else void this.#acknowledge(ack);
+    // In order behind the answers to earlier cancels, and after the cut run's last byte; counted
+    // while it waits, so that cancels sent faster than the run's end can leave stay bounded.
+    if (cutting || this.#acks.length > 0) {
+      ack.held = this.#host.hold();
+      this.#acks.push(ack);
+    } else {
+      this.#host.answer(ack.frame());
+      this.#acknowledged(ack);
+    }
   }
 
-  /** Sends a cancel's answer and records how long after its arrival it left. */
+  /** Sends a cancel's answer in the lane's turn. */
   async #acknowledge(ack: Ack): Promise<void> {
     const frame = ack.frame();
     if (frame) await this.#host.sendControl(frame);
-    const seconds = (performance.now() - ack.receivedAt) / 1000;
+    if (ack.held) this.#host.unhold();
+    this.#acknowledged(ack);
+  }
+
+  /** Records how long after its arrival a cancel's answer left: a line per cancel that cut something. */
+  #acknowledged({ receivedAt, target, cancelled }: Ack): void {
+    const seconds = (performance.now() - receivedAt) / 1000;
     this.#host.lifecycle.metrics.cancelAck.observe(seconds);
-    this.#host.log.info({ ackMs: Math.round(seconds * 1e4) / 10 }, 'cancel acknowledged');
+    if (cancelled.length === 0 && !this.#host.emptyCancels.take()) return;
+    this.#host.log.info(
+      { target, context: this.context, cancelled, ackMs: Math.round(seconds * 1e4) / 10 },
+      'cancel acknowledged',
+    );
   }
 
   /** The client left: everything stops, nothing is sent. */
@@ -390,7 +431,7 @@ export class Lane {
 
   #refuseWhileDraining(requestId: string | undefined): boolean {
     if (!this.#host.draining) return false;
-    void this.#host.sendError(
+    this.#host.refuse(
       ttsError('TTS_ERR_SHUTTING_DOWN', 'The server is shutting down and takes no new requests'),
       requestId,
       this.context,

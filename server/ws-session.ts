@@ -16,7 +16,7 @@ import type { WebSocket, RawData } from 'ws';
 import type { Config } from './config.ts';
 import { toErrorBody, ttsError } from './errors.ts';
 import type { Drainable, Lifecycle } from './lifecycle.ts';
-import { isCancelled, recordRefusal } from './outcomes.ts';
+import { isCancelled, LineQuota, recordSessionRefusal } from './outcomes.ts';
 import { NATIVE_DIALECT, type Command, type SessionDialect } from './session-messages.ts';
 import { itemBytes, Lane, type Item, type LaneHost } from './ws-lane.ts';
 
@@ -59,7 +59,7 @@ export class Session implements Drainable {
   readonly #lanes = new Map<string, Lane>();
   /** Contexts ended by `close_context`, oldest first: their ids are not taken again. */
   readonly #closedContexts = new Set<string>();
-  /** Messages waiting in all lanes, and their bytes. */
+  /** Messages waiting in all lanes and answers not yet written, and their bytes. */
   #pending = 0;
   #pendingBytes = 0;
   /** `{"type":"close"}` arrived: later messages are ignored. */
@@ -73,6 +73,9 @@ export class Session implements Drainable {
   /** Closes the session after its idle limit without a message or a ping from the client. */
   readonly #idleTimer: NodeJS.Timeout | undefined;
   readonly #host: LaneHost;
+  /** Refusals, and cancels that cut nothing: the first few of each logged, the rest counted. */
+  readonly #refusals = new LineQuota();
+  readonly #emptyCancels = new LineQuota();
 
   /** Attaches the listeners at once (before any await), so no message can be missed. */
   constructor(socket: WebSocket, deps: SessionDeps) {
@@ -138,6 +141,7 @@ export class Session implements Drainable {
       lifecycle: this.#deps.lifecycle,
       log: this.#log,
       dialect: this.#dialect,
+      emptyCancels: this.#emptyCancels,
       get gone() {
         return session.#gone;
       },
@@ -146,13 +150,15 @@ export class Session implements Drainable {
       },
       admit: (item, bytes, context) => this.#admit(item, bytes, context),
       release: (item) => {
-        if (item.kind === 'end') return;
-        this.#pending--;
-        this.#pendingBytes -= itemBytes(item);
+        if (item.kind !== 'end') this.#uncount(itemBytes(item));
       },
+      hold: () => this.#hold(),
+      unhold: () => this.#uncount(0),
       send: (data, binary) => this.#send(data, binary),
       sendControl: (frame) => this.#sendControl(frame),
       sendError: (err, requestId, context) => this.#sendError(err, requestId, context),
+      answer: (frame) => this.#answer(frame),
+      refuse: (err, requestId, context) => this.#refuse(err, requestId, context),
       idle: (lane, ended) => {
         const context = lane.context;
         if (context !== undefined && this.#lanes.get(context) === lane) {
@@ -176,7 +182,7 @@ export class Session implements Drainable {
       commands = this.#dialect.parse(data);
     } catch (error) {
       // Answered in turn, like the message it stands for (in the only lane, or at once).
-      if (this.#dialect.contexts) void this.#sendError(error, undefined, undefined);
+      if (this.#dialect.contexts) this.#refuse(error, undefined, undefined);
       else this.#lane(undefined)?.invalid(error, data.length);
       return;
     }
@@ -204,15 +210,12 @@ export class Session implements Drainable {
       case 'keep-alive':
         return true;
       case 'refuse':
-        void this.#sendError(command.error, undefined, command.context);
+        this.#refuse(command.error, undefined, command.context);
         return true;
       case 'cancel':
         if (command.context === undefined && this.#dialect.contexts) {
           for (const lane of this.#lanes.values()) lane.cancel(command.requestId, receivedAt);
-          if (this.#lanes.size === 0) {
-            const frame = this.#dialect.cancelled(command.requestId, [], undefined);
-            if (frame) void this.#sendControl(frame);
-          }
+          if (this.#lanes.size === 0) this.#answer(this.#dialect.cancelled(command.requestId, [], undefined));
           return true;
         }
         return this.#with(command.context, (lane) => lane.cancel(command.requestId, receivedAt));
@@ -225,8 +228,7 @@ export class Session implements Drainable {
         } else {
           // Never opened: it is over, and said so at once.
           this.#rememberClosed(command.context);
-          const frame = this.#dialect.contextClosed(command.context, undefined, undefined);
-          if (frame) void this.#sendControl(frame);
+          this.#answer(this.#dialect.contextClosed(command.context, undefined, undefined));
         }
         return true;
       }
@@ -271,7 +273,7 @@ export class Session implements Drainable {
       const open = [...this.#lanes.values()].filter((l) => !l.closed).length;
       const limit = this.#deps.config.wsMaxContexts;
       if (open >= limit) {
-        void this.#sendError(
+        this.#refuse(
           ttsError(
             'TTS_ERR_TOO_MANY_CONTEXTS',
             `This session has ${open} contexts open, the most it may have (WS_MAX_CONTEXTS); close one (close_context) before opening ${JSON.stringify(context.slice(0, 64))}`,
@@ -294,7 +296,7 @@ export class Session implements Drainable {
   }
 
   #refuseClosed(context: string): void {
-    void this.#sendError(
+    this.#refuse(
       ttsError(
         'TTS_ERR_CONTEXT_CLOSED',
         `Context ${JSON.stringify(context.slice(0, 64))} was closed on this session; its id cannot be used again. Open a new context with a new context_id`,
@@ -314,37 +316,104 @@ export class Session implements Drainable {
 
   /** Counts an item against the session's bounds if they allow, else answers `busy` (or closes a flooder). */
   #admit(item: Item, bytes: number, context: string | undefined): boolean {
-    const { wsMaxPending, wsMaxPendingBytes } = this.#deps.config;
-    if (this.#pending >= wsMaxPending || this.#pendingBytes + bytes > wsMaxPendingBytes) {
-      this.#overflow++;
-      if (this.#overflow > wsMaxPending * FLOOD_FACTOR) {
-        this.#log.warn({ pending: this.#pending }, 'closing a session that floods past its queue');
-        this.#close(1008, 'too many pending messages');
-        // Nothing more is read: what the flooder sends stays in the kernel's buffers until ws
-        // destroys the socket (its close timeout), instead of costing a parse and a log line each.
-        this.#socket.pause();
-        return false;
-      }
-      const requestId =
-        item.kind === 'utterance'
-          ? item.utterance.requestId
-          : item.kind === 'end'
-            ? undefined
-            : item.requestId;
-      void this.#sendError(
-        ttsError(
-          'TTS_ERR_BUSY',
-          `This session already has ${this.#pending} messages (${this.#pendingBytes} bytes) waiting, the most it may hold (${wsMaxPending} messages, ${wsMaxPendingBytes} bytes); wait for synthesis_complete before sending more`,
-        ),
-        requestId,
-        context,
-      );
-      return false;
+    if (this.#fits(bytes)) {
+      this.#count(itemBytes(item));
+      return true;
     }
+    if (this.#overflowed()) return false;
+    const { wsMaxPending, wsMaxPendingBytes } = this.#deps.config;
+    const requestId =
+      item.kind === 'utterance' ? item.utterance.requestId : item.kind === 'end' ? undefined : item.requestId;
+    const frame = this.#errorFrame(
+      ttsError(
+        'TTS_ERR_BUSY',
+        `This session already has ${this.#pending} messages (${this.#pendingBytes} bytes) waiting, the most it may hold (${wsMaxPending} messages, ${wsMaxPendingBytes} bytes); wait for synthesis_complete before sending more`,
+      ),
+      requestId,
+      context,
+    );
+    // Not counted: it is the overflow's answer, and overflows are bounded by FLOOD_FACTOR.
+    if (frame) this.#socket.send(JSON.stringify(frame), { binary: false });
+    return false;
+  }
+
+  /** The session's bounds have room for one more message (or answer) of `bytes`. */
+  #fits(bytes: number): boolean {
+    const { wsMaxPending, wsMaxPendingBytes } = this.#deps.config;
+    return this.#pending < wsMaxPending && this.#pendingBytes + bytes <= wsMaxPendingBytes;
+  }
+
+  /** Counts an answer waiting its turn (no bytes: its frame is built when sent) if there is room. */
+  #hold(): boolean {
+    if (this.#fits(0)) {
+      this.#count(0);
+      return true;
+    }
+    this.#overflowed();
+    return false;
+  }
+
+  #count(bytes: number): void {
     this.#overflow = 0;
     this.#pending++;
-    this.#pendingBytes += itemBytes(item);
+    this.#pendingBytes += bytes;
+  }
+
+  #uncount(bytes: number): void {
+    this.#pending--;
+    this.#pendingBytes -= bytes;
+  }
+
+  /**
+   * One more message or answer past the session's bounds. A session that keeps going past them
+   * (FLOOD_FACTOR times its cap in a row) is closed with 1008, once: true then (and while it
+   * closes), and nothing more is answered.
+   */
+  #overflowed(): boolean {
+    if (this.#gone || this.#socket.readyState !== this.#socket.OPEN) return true;
+    this.#overflow++;
+    if (this.#overflow <= this.#deps.config.wsMaxPending * FLOOD_FACTOR) return false;
+    this.#log.warn(
+      { pending: this.#pending, pendingBytes: this.#pendingBytes, refusals: this.#refusals.seen },
+      'closing a session that floods past its queue',
+    );
+    this.#close(1008, 'too many pending messages');
+    // Nothing more is read: what the flooder sends stays in the kernel's buffers until ws
+    // destroys the socket (its close timeout), instead of costing a parse and an answer each.
+    this.#socket.pause();
     return true;
+  }
+
+  /**
+   * Sends a frame at once, outside any lane's turn: a refusal, or the answer to a cancel or a
+   * close that had nothing to wait for. Like a queued message it counts against the session's
+   * bounds until the socket has written it, so a client that sends without reading fills them with
+   * answers as it would with messages, and is refused and closed the same way (`#overflowed`).
+   */
+  #answer(frame: object | undefined): void {
+    if (frame === undefined || this.#gone || this.#socket.readyState !== this.#socket.OPEN) return;
+    const data = JSON.stringify(frame);
+    const bytes = Buffer.byteLength(data);
+    if (this.#fits(bytes)) {
+      this.#count(bytes);
+      this.#socket.send(data, { binary: false }, () => this.#uncount(bytes));
+    } else if (!this.#overflowed()) {
+      this.#socket.send(data, { binary: false });
+    }
+  }
+
+  /** Answers a message with an error at once (see `#answer`). */
+  #refuse(err: unknown, requestId: string | undefined, context: string | undefined): void {
+    if (this.#gone || isCancelled(err)) return;
+    this.#answer(this.#errorFrame(err, requestId, context));
+  }
+
+  /** An error as the dialect's frame (undefined: it sends none), recorded as a refusal. */
+  #errorFrame(err: unknown, requestId: string | undefined, context: string | undefined): object | undefined {
+    const { status, body } = toErrorBody(err, requestId);
+    const { metrics } = this.#deps.lifecycle;
+    recordSessionRefusal(this.#log, metrics, this.#refusals, err, status, body.code, requestId);
+    return this.#dialect.error(body, context);
   }
 
   /** Runs `then` once no lane has anything queued or running. */
@@ -363,11 +432,10 @@ export class Session implements Drainable {
     return this.#send(JSON.stringify(frame), false);
   }
 
+  /** Sends an error in its lane's turn (its item was counted while it waited). */
   async #sendError(err: unknown, requestId: string | undefined, context: string | undefined): Promise<void> {
     if (this.#gone || isCancelled(err)) return;
-    const { status, body } = toErrorBody(err, requestId);
-    recordRefusal(this.#log, this.#deps.lifecycle.metrics, err, status, body.code, requestId);
-    const frame = this.#dialect.error(body, context);
+    const frame = this.#errorFrame(err, requestId, context);
     if (frame) await this.#sendControl(frame);
   }
 
@@ -401,7 +469,7 @@ export class Session implements Drainable {
     const receiver = (socket as unknown as { _receiver?: NodeJS.EventEmitter })._receiver;
     receiver?.prependListener('error', (err: NodeJS.ErrnoException) => {
       if (err.code !== 'WS_ERR_TOO_MANY_BUFFERED_PARTS' || socket.readyState !== socket.OPEN) return;
-      void this.#sendError(
+      this.#refuse(
         ttsError(
           'TTS_ERR_MESSAGE_TOO_FRAGMENTED',
           `A message may arrive in at most ${WS_MAX_FRAGMENTS} fragments; send it in fewer, larger frames (one frame per message is usual)`,
@@ -447,6 +515,18 @@ export class Session implements Drainable {
     for (const lane of this.#lanes.values()) lane.gone();
     this.#untrack();
     for (const wake of this.#idle.splice(0)) wake();
-    this.#log.info({ code }, 'session closed');
+    // What was not logged one by one (a flood's refusals or cancels) is counted here, once.
+    const counted = { refusals: this.#refusals, emptyCancels: this.#emptyCancels };
+    const unlogged = Object.entries(counted).filter(([, quota]) => quota.unlogged > 0);
+    this.#log.info(
+      {
+        code,
+        ...Object.fromEntries(unlogged.map(([kind, quota]) => [kind, quota.seen])),
+        ...(unlogged.length > 0
+          ? { unlogged: Object.fromEntries(unlogged.map(([kind, quota]) => [kind, quota.unlogged])) }
+          : {}),
+      },
+      'session closed',
+    );
   }
 }

@@ -122,14 +122,18 @@ describe('work accepted before the drain', () => {
   });
 
   it('an utterance still open (no flush yet) is spoken, completed, and its session closed with 1001; one that would open is refused', async () => {
-    running = await inProcessApp();
-    const session = await openSession(running.app);
+    const app = await held();
+    const session = await openSession(app.app);
     // Half a sentence: nothing is complete yet, so nothing is spoken until a flush or the drain.
     session.send({ type: 'append', text: 'Half of a sentence that never', request_id: 'u1' });
     await session.untilControls('synthesis_start', 1);
     expect(session.requests()).toEqual([{ id: 'u1', audio: 0, complete: false }]);
-    const drained = running.lifecycle.drain(5000);
+    const drained = app.lifecycle.drain(5000);
+    // Refused while the tail is held: messages are taken one per turn of the event loop, so
+    // without the hold the drain could finish, and close, before this one is read.
     session.send({ type: 'append', text: 'Too late.', request_id: 'late' });
+    await session.untilControls('error', 1);
+    open!();
     expect(await session.closed()).toBe(1001);
     expect(await drained).toEqual([]);
     // The tail was spoken: the fake engine's 10 ms of PCM16 per character.
@@ -139,7 +143,7 @@ describe('work accepted before the drain', () => {
     expect(session.controls('error')).toEqual([
       expect.objectContaining({ code: 'shutting_down', request_id: 'late' }),
     ]);
-    expect(running.engine!.requests).toHaveLength(1);
+    expect(app.engine!.requests).toHaveLength(1);
   });
 
   it('what is still running when the grace period ends is cut and named', async () => {
