@@ -35,7 +35,8 @@ export interface SynthesisOptions {
   readonly request_timestamp?: number;
   /**
    * `word_timestamps` frames (SSE events) before each chunk's audio. Needs a timestamped model
-   * export (`/ping` lists `capabilities.word_timestamps`); refused with `timestamps_unavailable` otherwise.
+   * export (`/ping` lists `capabilities.word_timestamps`); without one the audio comes untimed,
+   * with a warning on its completion.
    */
   readonly timestamps?: boolean;
 }

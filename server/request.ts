@@ -45,7 +45,10 @@ export interface SynthesisOptions {
   readonly stream: boolean;
   /** POST only: raw audio bytes, or Server-Sent Events carrying base64 audio. */
   readonly transport: Transport;
-  /** `word_timestamps` frames (SSE events) before each chunk's audio. */
+  /**
+   * `word_timestamps` frames (SSE events) before each chunk's audio: asked for, and the model can
+   * time words (otherwise a warning says why none come).
+   */
   readonly timestamps: boolean;
   /** `clause`: the first chunk is released at its first clause mark; `sentence`: at its end. */
   readonly firstChunk: 'clause' | 'sentence';
@@ -57,7 +60,10 @@ export interface SynthesisOptions {
   readonly markup: MarkupMode;
   /** The whole text's segments, when it held markup (read here: bad markup is refused before audio). */
   readonly segments?: readonly Segment[];
-  /** Markup that was dropped (its text spoken), one sentence per kind. */
+  /**
+   * What the request asked for and does not get, one sentence each: timestamps from a model that
+   * cannot time them (the audio comes untimed), markup that was dropped (its text spoken).
+   */
   readonly warnings: readonly string[];
   /** The request's own `pronunciations`, for its language (over the server's dictionary). */
   readonly pronunciations?: PronunciationMatcher;
@@ -237,12 +243,6 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
   const timestamps = body.timestamps === undefined ? false : body.timestamps;
   if (typeof timestamps !== 'boolean')
     invalid('timestamps', `timestamps should be true or false; got ${describe(timestamps)}`);
-  if (timestamps && !engine.info.capabilities.timestamps) {
-    throw ttsError(
-      'TTS_ERR_TIMESTAMPS_UNAVAILABLE',
-      'The loaded model export has no durations output, so it cannot time words; load a timestamped export such as onnx-community/Kokoro-82M-v1.0-ONNX-timestamped (GET /ping lists the model’s capabilities)',
-    );
-  }
   if (timestamps && phonemes) {
     invalid('timestamps', 'timestamps time the words of a text; a phonemes request has no words to time');
   }
@@ -252,6 +252,8 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
       'timestamps on POST need "transport": "sse" (they come as word_timestamps events); raw audio bytes cannot carry them',
     );
   }
+  // A model without durations still speaks: the audio comes untimed, and the completion says why.
+  const untimed = timestamps && !engine.info.capabilities.timestamps;
 
   const markup = body.markup === undefined ? 'auto' : body.markup;
   if (typeof markup !== 'string' || !MARKUP_MODES.includes(markup as MarkupMode))
@@ -283,7 +285,7 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     chars,
     voice,
     voiceSpec,
-    timestamps,
+    timestamps: timestamps && !untimed,
     firstChunk,
     speed,
     format: format as AudioFormat,
@@ -293,12 +295,17 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     phonemes,
     ...(typeof body.lang === 'string' ? { lang: body.lang } : {}),
     markup: markup as MarkupMode,
-    warnings: read.warnings,
+    warnings: untimed ? [UNTIMED_WARNING, ...read.warnings] : read.warnings,
     ...(read.segments ? { segments: read.segments } : {}),
     ...(pronunciations ? { pronunciations } : {}),
     ...(normalization ? { normalization } : {}),
   };
 }
+
+/** The warning of a request for timestamps that the loaded model cannot give. */
+const UNTIMED_WARNING =
+  'timestamps: the loaded model export has no durations output, so this audio comes without them; ' +
+  'load a timestamped export such as onnx-community/Kokoro-82M-v1.0-ONNX-timestamped (GET /ping lists the model’s capabilities)';
 
 /**
  * What the engine synthesizes for parsed options: their own text (or its segments, when it held

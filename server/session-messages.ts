@@ -197,7 +197,8 @@ export interface SessionDialect {
   audio(turn: Turn, bytes: Uint8Array): OutgoingFrame;
   /**
    * After the last audio of a request; `figures` is undefined for a flush that had nothing to
-   * speak. `warnings`: markup that was dropped (its text spoken).
+   * speak. `warnings`: what it asked for and did not get (timestamps from a model that cannot
+   * time, markup that was dropped).
    */
   complete(turn: Turn, figures: RunFigures | undefined, warnings?: readonly string[]): object | undefined;
   /**

@@ -538,7 +538,8 @@ export class Lane {
       if (typeof text !== 'string' && text.flushError !== undefined)
         await host.sendError(text.flushError, options.requestId, this.context);
       const figures = run.figures();
-      const warnings = typeof text === 'string' ? options.warnings : text.warnings;
+      // An utterance's markup is read as it is written: its warnings come after the options'.
+      const warnings = typeof text === 'string' ? options.warnings : [...options.warnings, ...text.warnings];
       const complete = dialect.complete(turn, figures, warnings);
       if (complete) await host.sendControl(complete);
       recordCompletion(host.log, host.lifecycle.metrics, {

@@ -69,7 +69,8 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
           }
         : {}),
     });
-    // Markup that was dropped: known before any audio, so a header on every transport.
+    // Known before any audio, so a header on every transport (on the binary one, only markup can
+    // be dropped: timestamps need SSE).
     if (options.warnings.length > 0) reply.header('x-markup-warnings', asciiJson(options.warnings));
 
     if (options.transport === 'sse') {

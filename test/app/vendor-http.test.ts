@@ -703,14 +703,6 @@ describe('Cartesia: bad input gets Cartesia’s error shape, and the server serv
       /^normalization should be "auto", "off" or a locale; got boolean false$/,
     ],
     [
-      'timestamps from a model that cannot time words',
-      ['sse'],
-      { ...ok, add_timestamps: true },
-      400,
-      'timestamps_unavailable',
-      /has no durations output, so it cannot time words/,
-    ],
-    [
       'add_timestamps that is not a boolean',
       ['sse'],
       { ...ok, add_timestamps: 'yes' },
@@ -930,6 +922,12 @@ describe('Cartesia: /tts/sse', () => {
     });
     expect((stamps[1]!.word_timestamps as { words: string[] }).words).toEqual(['And', 'a', 'second', 'one.']);
     expect((stamps[1]!.word_timestamps as { start: number[] }).start[0]).toBe(0.2);
+  });
+
+  it('timestamps asked of a model that cannot time: the audio and done, no timing events', async () => {
+    const res = await cartesia(running, 'sse', { ...CARTESIA_OK, transcript: TEXT, add_timestamps: true });
+    expect(res.statusCode).toBe(200);
+    expect(events(res).map((e) => e.event)).toEqual(['chunk', 'chunk', 'done']);
   });
 });
 

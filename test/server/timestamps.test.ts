@@ -1,7 +1,8 @@
 /**
  * Word timestamps, on the timestamped stand-in (its `durations` output sets its audio length, as in
- * Kokoro's timestamped export): over WebSocket, over SSE, with streamed text, and refused on a
- * model without durations.
+ * Kokoro's timestamped export): over WebSocket, over SSE, with streamed text; and on a model
+ * without durations, the audio all the same, untimed, with a warning where the protocol has one
+ * (ours) and without an error anywhere (Cartesia, ElevenLabs).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSse } from 'kokoro-stream-client';
@@ -116,19 +117,6 @@ describe('word timestamps', () => {
     checkWords(words, TEXT, end.data.duration_s as number);
   });
 
-  it('refused with timestamps_unavailable on a model without durations; the session goes on', async () => {
-    const client = await TestClient.open(plain.ws);
-    client.send({ text: 'Hello.', request_id: 'no', timestamps: true });
-    client.send({ text: 'Hello.', request_id: 'yes' });
-    await client.untilControls('synthesis_complete', 1);
-    expect(client.controls('error')).toEqual([
-      expect.objectContaining({ code: 'timestamps_unavailable', request_id: 'no' }),
-    ]);
-    expect(client.controls('error')[0]!.message).toMatch(/durations output.*timestamped/);
-    expect(requestsOf(client.frames as Frame[]).map((r) => r.id)).toEqual(['yes']);
-    client.close();
-  });
-
   it('refused on POST without SSE, and for a value that is not a boolean', async () => {
     const post = (body: object) =>
       fetch(`${server.http}/invocations`, {
@@ -148,5 +136,83 @@ describe('word timestamps', () => {
       code: 'invalid_option',
       message: expect.stringMatching(/timestamps should be true or false/),
     });
+  });
+});
+
+describe('a model without durations: the audio all the same, untimed', () => {
+  const WARNING =
+    /^timestamps: the loaded model export has no durations output, so this audio comes without them; load a timestamped export such as onnx-community\/Kokoro-82M-v1.0-ONNX-timestamped/;
+
+  it('WebSocket: the audio, no timing frames, and the warning on synthesis_complete; the session goes on', async () => {
+    const client = await TestClient.open(plain.ws);
+    client.send({ text: 'Hello. Again.', request_id: 'no', timestamps: true });
+    client.send({ text: 'Hello.', request_id: 'yes' });
+    await client.untilControls('synthesis_complete', 2);
+    expect(client.controls('error')).toEqual([]);
+    expect(client.controls('word_timestamps')).toEqual([]);
+    const [untimed, next] = requestsOf(client.frames as Frame[]);
+    expect(untimed!.id).toBe('no');
+    expect(Buffer.concat(untimed!.audio).length).toBeGreaterThan(BYTES_PER_SECOND / 2);
+    expect(untimed!.complete!.warnings).toEqual([expect.stringMatching(WARNING)]);
+    expect(next!.complete!.warnings).toBeUndefined();
+    client.close();
+  });
+
+  it('SSE: the audio, no timing events, and the warning on audio_stream_end', async () => {
+    const response = await fetch(`${plain.http}/invocations`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ text: 'Hello. Again.', timestamps: true }),
+    });
+    expect(response.status).toBe(200);
+    const events: { event: string; data: Record<string, unknown> }[] = [];
+    for await (const e of readSse(response.body!))
+      events.push({ event: e.event, data: JSON.parse(e.data) as Record<string, unknown> });
+    expect(events.map((e) => e.event)).toEqual([
+      'audio_stream_start',
+      'audio_chunk',
+      'audio_chunk',
+      'audio_stream_end',
+    ]);
+    expect(events.at(-1)!.data.warnings).toEqual([expect.stringMatching(WARNING)]);
+  });
+
+  it('Cartesia, as LiveKit’s plugin sends it (add_timestamps always): chunks, then done; no error', async () => {
+    const client = await TestClient.open(`${plain.http.replace('http', 'ws')}/tts/websocket`);
+    const packet = {
+      model_id: 'sonic-3',
+      voice: { mode: 'id', id: 'f786b574-daa5-4673-aa0c-cbe3e8534c02' },
+      output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 24000 },
+      language: 'en',
+      add_timestamps: true,
+      max_buffer_delay_ms: 0,
+      context_id: 'lk',
+    };
+    client.send({ ...packet, transcript: 'Hello there. ', continue: true });
+    client.send({ ...packet, transcript: ' ', continue: false });
+    await client.until((c) => c.controls().some((m) => m.done === true), 'done');
+    const messages = client.controls();
+    expect(messages.map((m) => m.type)).toEqual(['chunk', 'done']);
+    expect(messages.at(-1)).toEqual({ type: 'done', done: true, status_code: 200, context_id: 'lk' });
+    expect(Buffer.from(messages[0]!.data as string, 'base64').length).toBeGreaterThan(BYTES_PER_SECOND / 4);
+    client.close();
+  });
+
+  it('ElevenLabs multi-stream-input: the audio with alignment null, then isFinal; no error', async () => {
+    const url = `${plain.http.replace('http', 'ws')}/v1/text-to-speech/af_heart/multi-stream-input?output_format=pcm_24000`;
+    const client = await TestClient.open(url);
+    client.send({ text: ' ', context_id: 'el' });
+    client.send({ text: 'Hello there.', context_id: 'el' });
+    client.send({ context_id: 'el', flush: true, text: '' });
+    client.send({ context_id: 'el', close_context: true });
+    await client.until((c) => c.controls().some((m) => m.isFinal === true), 'isFinal');
+    const messages = client.controls();
+    expect(messages.filter((m) => 'error' in m)).toEqual([]);
+    const audio = messages.filter((m) => typeof m.audio === 'string');
+    expect(audio.length).toBeGreaterThan(0);
+    for (const m of audio)
+      expect(m).toMatchObject({ alignment: null, normalizedAlignment: null, contextId: 'el' });
+    expect(messages.at(-1)).toEqual({ isFinal: true, contextId: 'el' });
+    client.close();
   });
 });

@@ -134,6 +134,16 @@ describe('parseOptions: accepted values', () => {
   it('reads phonemes as they are', () => {
     expect(parse({ phonemes: 'həlˈO.' })).toMatchObject({ text: 'həlˈO.', phonemes: true, chars: 6 });
   });
+
+  it('timestamps from an export without durations: accepted untimed, with a warning that says why', () => {
+    const options = parse({ text: 'Hi.', transport: 'sse', timestamps: true });
+    expect(options.timestamps).toBe(false);
+    expect(options.warnings).toEqual([
+      expect.stringMatching(
+        /^timestamps: the loaded model export has no durations output, so this audio comes without them; load a timestamped export such as onnx-community\/Kokoro-82M-v1.0-ONNX-timestamped/,
+      ),
+    ]);
+  });
 });
 
 describe('parseOptions: refusals', () => {
@@ -379,11 +389,11 @@ describe('parseOptions: refusals', () => {
       message: /^timestamps should be true or false; got the string "yes"$/,
     },
     {
-      name: 'timestamps from an export without durations',
-      body: { text: 'Hi.', timestamps: true, transport: 'sse' },
-      code: 'timestamps_unavailable',
-      param: undefined,
-      message: /^The loaded model export has no durations output, so it cannot time words/,
+      name: 'timestamps for phonemes, even where the model cannot time anything',
+      body: { phonemes: 'hˈI', timestamps: true, transport: 'sse' },
+      code: 'invalid_option',
+      param: 'timestamps',
+      message: /^timestamps time the words of a text; a phonemes request has no words to time$/,
     },
     {
       name: 'timestamps for phonemes',
@@ -397,6 +407,13 @@ describe('parseOptions: refusals', () => {
       name: 'timestamps in raw audio bytes',
       body: { text: 'Hi.', timestamps: true },
       ctx: { engine: timed },
+      code: 'invalid_option',
+      param: 'timestamps',
+      message: /^timestamps on POST need "transport": "sse"/,
+    },
+    {
+      name: 'timestamps in raw audio bytes, where the model cannot time words',
+      body: { text: 'Hi.', timestamps: true },
       code: 'invalid_option',
       param: 'timestamps',
       message: /^timestamps on POST need "transport": "sse"/,
