@@ -39,6 +39,11 @@ export interface SynthesisOptions {
    * with a warning on its completion.
    */
   readonly timestamps?: boolean;
+  /**
+   * `phoneme_timestamps` frames (SSE events) before each chunk's audio: its sounds, their visemes
+   * and times. Needs a timestamped model export, as `timestamps` does.
+   */
+  readonly phoneme_timestamps?: boolean;
 }
 
 /** POST only: how the answer travels. */

@@ -50,6 +50,8 @@ export interface SynthesisOptions {
    * time words (otherwise a warning says why none come).
    */
   readonly timestamps: boolean;
+  /** `phoneme_timestamps` frames (SSE events) before each chunk's audio, as `timestamps`. */
+  readonly phonemeTimestamps: boolean;
   /** `clause`: the first chunk is released at its first clause mark; `sentence`: at its end. */
   readonly firstChunk: 'clause' | 'sentence';
   /** `text` holds Kokoro phonemes (the request's `phonemes` field), checked against the vocabulary. */
@@ -246,14 +248,25 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
   if (timestamps && phonemes) {
     invalid('timestamps', 'timestamps time the words of a text; a phonemes request has no words to time');
   }
-  if (timestamps && route === 'http' && transport !== 'sse') {
+  const phonemeTimestamps = body.phoneme_timestamps === undefined ? false : body.phoneme_timestamps;
+  if (typeof phonemeTimestamps !== 'boolean')
     invalid(
-      'timestamps',
-      'timestamps on POST need "transport": "sse" (they come as word_timestamps events); raw audio bytes cannot carry them',
+      'phoneme_timestamps',
+      `phoneme_timestamps should be true or false; got ${describe(phonemeTimestamps)}`,
     );
+  for (const [asked, param, event] of [
+    [timestamps, 'timestamps', 'word_timestamps'],
+    [phonemeTimestamps, 'phoneme_timestamps', 'phoneme_timestamps'],
+  ] as const) {
+    if (asked && route === 'http' && transport !== 'sse') {
+      invalid(
+        param,
+        `${param} on POST need "transport": "sse" (they come as ${event} events); raw audio bytes cannot carry them`,
+      );
+    }
   }
   // A model without durations still speaks: the audio comes untimed, and the completion says why.
-  const untimed = timestamps && !engine.info.capabilities.timestamps;
+  const untimed = (timestamps || phonemeTimestamps) && !engine.info.capabilities.timestamps;
 
   const markup = body.markup === undefined ? 'auto' : body.markup;
   if (typeof markup !== 'string' || !MARKUP_MODES.includes(markup as MarkupMode))
@@ -286,6 +299,7 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     voice,
     voiceSpec,
     timestamps: timestamps && !untimed,
+    phonemeTimestamps: phonemeTimestamps && !untimed,
     firstChunk,
     speed,
     format: format as AudioFormat,
@@ -295,7 +309,7 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     phonemes,
     ...(typeof body.lang === 'string' ? { lang: body.lang } : {}),
     markup: markup as MarkupMode,
-    warnings: untimed ? [UNTIMED_WARNING, ...read.warnings] : read.warnings,
+    warnings: untimed ? [untimedWarning(timestamps, phonemeTimestamps), ...read.warnings] : read.warnings,
     ...(read.segments ? { segments: read.segments } : {}),
     ...(pronunciations ? { pronunciations } : {}),
     ...(normalization ? { normalization } : {}),
@@ -303,9 +317,13 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
 }
 
 /** The warning of a request for timestamps that the loaded model cannot give. */
-const UNTIMED_WARNING =
-  'timestamps: the loaded model export has no durations output, so this audio comes without them; ' +
-  'load a timestamped export such as onnx-community/Kokoro-82M-v1.0-ONNX-timestamped (GET /ping lists the model’s capabilities)';
+function untimedWarning(words: boolean, phonemes: boolean): string {
+  const asked = [words ? 'timestamps' : '', phonemes ? 'phoneme_timestamps' : ''].filter(Boolean);
+  return (
+    `${asked.join(' and ')}: the loaded model export has no durations output, so this audio comes without them; ` +
+    'load a timestamped export such as onnx-community/Kokoro-82M-v1.0-ONNX-timestamped (GET /ping lists the model’s capabilities)'
+  );
+}
 
 /**
  * What the engine synthesizes for parsed options: their own text (or its segments, when it held
@@ -322,6 +340,7 @@ export function synthesisRequest(
     voice: options.voice,
     speed: options.speed,
     timestamps: options.timestamps,
+    ...(options.phonemeTimestamps ? { phonemeTimestamps: true } : {}),
     firstChunk: options.firstChunk,
     ...(options.phonemes && typeof text === 'string' ? { phonemes: true } : {}),
   };

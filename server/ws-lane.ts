@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import type { WordTiming } from '../model/engine.ts';
+import type { PhonemeTiming, WordTiming } from '../model/engine.ts';
 import { NATIVE_SAMPLE_RATE } from '../protocol/formats.ts';
 import type { Heard } from '../protocol/frames.ts';
 import type { Config } from './config.ts';
@@ -28,6 +28,7 @@ const UTTERANCE_OPTIONS = [
   'sample_rate',
   'request_timestamp',
   'timestamps',
+  'phoneme_timestamps',
   'first_chunk',
   'markup',
   'pronunciations',
@@ -512,6 +513,15 @@ export class Lane {
                   current.words!.push(...words);
                   if (!sendWords || controller.signal.aborted) return;
                   const frame = dialect.words(turn, words);
+                  if (frame) void host.sendControl(frame);
+                },
+              }
+            : {}),
+          ...(options.phonemeTimestamps && dialect.phonemes
+            ? {
+                onPhonemes: (phonemes: readonly PhonemeTiming[]) => {
+                  if (controller.signal.aborted) return;
+                  const frame = dialect.phonemes?.(turn, phonemes);
                   if (frame) void host.sendControl(frame);
                 },
               }

@@ -461,7 +461,7 @@ describe('around the audio', () => {
 
   it('timestamps asked of a model without durations: the audio, untimed, and the warning at its end', async () => {
     const res = await post(
-      json({ text: 'Hello. Again.', transport: 'sse', timestamps: true }),
+      json({ text: 'Hello. Again.', transport: 'sse', timestamps: true, phoneme_timestamps: true }),
       'application/json',
     );
     expect(res.statusCode).toBe(200);
@@ -474,7 +474,9 @@ describe('around the audio', () => {
       'audio_stream_end',
     ]);
     expect(JSON.parse(events.at(-1)!.data).warnings).toEqual([
-      expect.stringMatching(/^timestamps: the loaded model export has no durations output/),
+      expect.stringMatching(
+        /^timestamps and phoneme_timestamps: the loaded model export has no durations output/,
+      ),
     ]);
   });
 

@@ -219,19 +219,22 @@ describe('WS bad input: an error frame, and the session lives on', () => {
   it('timestamps asked of a model that cannot time: the audio, untimed, and a warning on its completion', async () => {
     const client = await openSession(running.app);
     client.send({ text: 'Hi.', timestamps: true, request_id: 'ts' });
-    client.send({ type: 'append', text: 'Streamed ', timestamps: true, request_id: 'u' });
+    client.send({ type: 'append', text: 'Streamed ', phoneme_timestamps: true, request_id: 'u' });
     client.send({ type: 'append', text: 'too.' });
     client.send({ type: 'flush' });
     await client.untilControls('synthesis_complete', 2);
     expect(client.controls('error')).toEqual([]);
     expect(client.controls('word_timestamps')).toEqual([]);
+    expect(client.controls('phoneme_timestamps')).toEqual([]);
     expect(client.requests()).toEqual([
       { id: 'ts', audio: expect.any(Number), complete: true },
       { id: 'u', audio: expect.any(Number), complete: true },
     ]);
     expect(client.requests().every((r) => r.audio > 1000)).toBe(true);
-    const untimed = [expect.stringMatching(/^timestamps: the loaded model export has no durations output/)];
-    expect(client.controls('synthesis_complete').map((f) => f.warnings)).toEqual([untimed, untimed]);
+    expect(client.controls('synthesis_complete').map((f) => f.warnings)).toEqual([
+      [expect.stringMatching(/^timestamps: the loaded model export has no durations output/)],
+      [expect.stringMatching(/^phoneme_timestamps: the loaded model export has no durations output/)],
+    ]);
     client.close();
   });
 
