@@ -321,7 +321,7 @@ function untimedWarning(words: boolean, phonemes: boolean): string {
   const asked = [words ? 'timestamps' : '', phonemes ? 'phoneme_timestamps' : ''].filter(Boolean);
   return (
     `${asked.join(' and ')}: the loaded model export has no durations output, so this audio comes without them; ` +
-    'load a timestamped export such as onnx-community/Kokoro-82M-v1.0-ONNX-timestamped (GET /ping lists the model’s capabilities)'
+    'load a timestamped export such as onnx-community/Kokoro-82M-v1.0-ONNX-timestamped, what npm run fetch-model fetches (GET /ping lists the model’s capabilities)'
   );
 }
 
