@@ -16,7 +16,8 @@
 # -v "$PWD/models/kokoro-82m:/opt/ml/model:ro"). `--build-arg BAKE_MODEL=1` (and optionally
 # `--build-arg KOKORO_DTYPE=fp16`) downloads them at build time into /opt/kokoro-model instead, which
 # the entrypoint uses whenever /opt/ml/model is missing or empty (SageMaker's mount would hide
-# anything baked at /opt/ml/model itself).
+# anything baked at /opt/ml/model itself). What is baked is fetch-model's default, the timestamped
+# export (onnx-community/Kokoro-82M-v1.0-ONNX-timestamped), so word and phoneme timestamps work.
 #
 # Behind a TLS-intercepting proxy, give npm (and the weights download) the proxy's CA bundle as a
 # secret, which no layer keeps: `--secret id=ca_bundle,src=/etc/ssl/certs/ca-certificates.crt`.

@@ -13,7 +13,6 @@ export const ERROR_CODES = {
   TTS_ERR_INVALID_MARKUP: { code: 'invalid_markup', status: 400 },
   TTS_ERR_VOICE_NOT_FOUND: { code: 'voice_not_found', status: 400 },
   TTS_ERR_LANGUAGE_UNSUPPORTED: { code: 'language_unsupported', status: 400 },
-  TTS_ERR_TIMESTAMPS_UNAVAILABLE: { code: 'timestamps_unavailable', status: 400 },
   TTS_ERR_TEXT_TOO_LONG: { code: 'text_too_long', status: 413 },
   TTS_ERR_AUDIO_TOO_LONG: { code: 'audio_too_long', status: 413 },
   TTS_ERR_PAYLOAD_TOO_LARGE: { code: 'payload_too_large', status: 413 },

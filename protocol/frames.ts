@@ -91,6 +91,59 @@ export interface ContextClosedFrame {
   readonly heard?: Heard;
 }
 
+/**
+ * The 15 visemes of Oculus Lipsync and OpenXR's `XrFaceTrackingVisemeMETA`, in the order of their
+ * ids (0 to 14); docs/protocol.md maps Kokoro's phoneme symbols to them.
+ */
+export const VISEMES = [
+  'sil',
+  'PP',
+  'FF',
+  'TH',
+  'DD',
+  'kk',
+  'CH',
+  'SS',
+  'nn',
+  'RR',
+  'aa',
+  'E',
+  'ih',
+  'oh',
+  'ou',
+] as const;
+
+export type Viseme = (typeof VISEMES)[number];
+
+/** A sound of a request's speech and when it is spoken, on the request's audio clock. */
+export interface TimedPhoneme {
+  /** Kokoro's symbol, with the stress and length marks that belong to it (`ˈɛ`, `ɑː`); `" "` between words. */
+  readonly phoneme: string;
+  readonly viseme: Viseme;
+  readonly start_s: number;
+  readonly duration_s: number;
+}
+
+/** A chunk's sounds, before that chunk's audio (requests with `"phoneme_timestamps": true`). */
+export interface PhonemeTimestampsFrame {
+  readonly type: 'phoneme_timestamps';
+  readonly request_id: string;
+  /** Every sound and pause of the chunk, in order, from its first phoneme to its last. */
+  readonly phonemes: readonly TimedPhoneme[];
+}
+
+/** Timed sounds (start and end, in seconds) as the wire carries them: start and duration. */
+export function timedPhonemes(
+  phonemes: readonly { phoneme: string; viseme: Viseme; start_s: number; end_s: number }[],
+): TimedPhoneme[] {
+  return phonemes.map(({ phoneme, viseme, start_s, end_s }) => ({
+    phoneme,
+    viseme,
+    start_s,
+    duration_s: Math.round((end_s - start_s) * 1000) / 1000,
+  }));
+}
+
 /** A chunk's words, before that chunk's audio (requests with `"timestamps": true`). */
 export interface WordTimestampsFrame {
   readonly type: 'word_timestamps';
@@ -113,6 +166,7 @@ export interface MarkFrame {
 
 export type ControlFrame =
   | WordTimestampsFrame
+  | PhonemeTimestampsFrame
   | MarkFrame
   | SynthesisStartFrame
   | SynthesisCompleteFrame

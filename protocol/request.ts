@@ -35,9 +35,15 @@ export interface SynthesisOptions {
   readonly request_timestamp?: number;
   /**
    * `word_timestamps` frames (SSE events) before each chunk's audio. Needs a timestamped model
-   * export (`/ping` lists `capabilities.word_timestamps`); refused with `timestamps_unavailable` otherwise.
+   * export (`/ping` lists `capabilities.word_timestamps`); without one the audio comes untimed,
+   * with a warning on its completion.
    */
   readonly timestamps?: boolean;
+  /**
+   * `phoneme_timestamps` frames (SSE events) before each chunk's audio: its sounds, their visemes
+   * and times. Needs a timestamped model export, as `timestamps` does.
+   */
+  readonly phoneme_timestamps?: boolean;
 }
 
 /** POST only: how the answer travels. */

@@ -1,7 +1,7 @@
 /** The Server-Sent Events of POST /invocations with `transport: "sse"`. */
 import type { ErrorCode } from './errors.ts';
 import type { AudioFormat } from './formats.ts';
-import type { MarkFrame, WordTimestampsFrame } from './frames.ts';
+import type { MarkFrame, PhonemeTimestampsFrame, WordTimestampsFrame } from './frames.ts';
 
 export interface SseEventData {
   /** Sent before inference begins. */
@@ -13,6 +13,8 @@ export interface SseEventData {
   };
   /** A chunk's words (requests with `timestamps`), before that chunk's audio; as the WebSocket frame. */
   readonly word_timestamps: Omit<WordTimestampsFrame, 'type'>;
+  /** A chunk's sounds (requests with `phoneme_timestamps`), after its words; as the WebSocket frame. */
+  readonly phoneme_timestamps: Omit<PhonemeTimestampsFrame, 'type'>;
   /** An SSML `<mark>`, before the audio after it; as the WebSocket frame. */
   readonly mark: Omit<MarkFrame, 'type'>;
   /** One piece of encoded audio (whole frames), base64. */

@@ -7,11 +7,12 @@
  * what the context received is spoken and `done` follows its audio. Every request repeats the
  * context's options; the first one's count. `{"context_id", "cancel": true}` cuts a context, and
  * is answered (an addition) by a `done` that carries `heard`. Audio is `chunk` messages (base64),
- * words `timestamps` messages (with `add_timestamps`), problems `error` messages that name their
- * context; the socket serves on.
+ * words `timestamps` messages (with `add_timestamps`), sounds `phoneme_timestamps` messages (with
+ * `add_phoneme_timestamps`), problems `error` messages that name their context; the socket serves
+ * on. A model that cannot time sends the audio without them.
  */
 import { randomUUID } from 'node:crypto';
-import type { Engine } from '../model/engine.ts';
+import type { Engine, PhonemeTiming } from '../model/engine.ts';
 import { ERROR_CODES, type ErrorBody } from '../protocol/errors.ts';
 import { ttsError } from './errors.ts';
 import {
@@ -98,6 +99,20 @@ function optionsOf(fields: Record<string, unknown>, engine: Engine): Record<stri
     markup: 'none',
     ...(speed !== undefined ? { speed } : {}),
     ...(fields.add_timestamps === true ? { timestamps: true } : {}),
+    ...(fields.add_phoneme_timestamps === true ? { phoneme_timestamps: true } : {}),
+  };
+}
+
+/** Cartesia's `phoneme_timestamps`: the sounds and their start and end, in seconds. */
+export function cartesiaPhonemes(phonemes: readonly PhonemeTiming[]): {
+  phonemes: string[];
+  start: number[];
+  end: number[];
+} {
+  return {
+    phonemes: phonemes.map((p) => p.phoneme),
+    start: phonemes.map((p) => p.start_s),
+    end: phonemes.map((p) => p.end_s),
   };
 }
 
@@ -188,6 +203,13 @@ export function cartesiaDialect(engine: Engine): SessionDialect {
         start: words.map((w) => w.start_s),
         end: words.map((w) => w.end_s),
       },
+    }),
+    phonemes: ({ context }, phonemes) => ({
+      type: 'phoneme_timestamps',
+      done: false,
+      status_code: 206,
+      context_id: context,
+      phoneme_timestamps: cartesiaPhonemes(phonemes),
     }),
     complete: ({ context }) => done(context),
     ended: ({ requestId }) => lastChunk.delete(requestId),

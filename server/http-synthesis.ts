@@ -6,7 +6,7 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
-import type { RunFigures, SynthesisRun, WordTiming } from '../model/engine.ts';
+import type { PhonemeTiming, RunFigures, SynthesisRun, WordTiming } from '../model/engine.ts';
 import { ttsError, withRequestId } from './errors.ts';
 import type { Config } from './config.ts';
 import type { Lifecycle } from './lifecycle.ts';
@@ -44,6 +44,7 @@ export function startHttpSynthesis(
     limits: Pick<Config, 'maxHttpStreams' | 'maxCompleteReplyBytes'>;
     complete?: boolean;
     onWords?: (words: readonly WordTiming[]) => void;
+    onPhonemes?: (phonemes: readonly PhonemeTiming[]) => void;
     onMark?: (name: string, timeS: number) => void;
   },
 ): HttpSynthesis {
@@ -83,6 +84,7 @@ export function startHttpSynthesis(
       sampleRate: options.sampleRate,
       ...(output.complete ? { complete: { maxBytes: output.limits.maxCompleteReplyBytes } } : {}),
       ...(output.onWords ? { onWords: output.onWords } : {}),
+      ...(output.onPhonemes ? { onPhonemes: output.onPhonemes } : {}),
       ...(output.onMark ? { onMark: output.onMark } : {}),
     },
     { signal: controller.signal },

@@ -45,8 +45,13 @@ export interface SynthesisOptions {
   readonly stream: boolean;
   /** POST only: raw audio bytes, or Server-Sent Events carrying base64 audio. */
   readonly transport: Transport;
-  /** `word_timestamps` frames (SSE events) before each chunk's audio. */
+  /**
+   * `word_timestamps` frames (SSE events) before each chunk's audio: asked for, and the model can
+   * time words (otherwise a warning says why none come).
+   */
   readonly timestamps: boolean;
+  /** `phoneme_timestamps` frames (SSE events) before each chunk's audio, as `timestamps`. */
+  readonly phonemeTimestamps: boolean;
   /** `clause`: the first chunk is released at its first clause mark; `sentence`: at its end. */
   readonly firstChunk: 'clause' | 'sentence';
   /** `text` holds Kokoro phonemes (the request's `phonemes` field), checked against the vocabulary. */
@@ -57,7 +62,10 @@ export interface SynthesisOptions {
   readonly markup: MarkupMode;
   /** The whole text's segments, when it held markup (read here: bad markup is refused before audio). */
   readonly segments?: readonly Segment[];
-  /** Markup that was dropped (its text spoken), one sentence per kind. */
+  /**
+   * What the request asked for and does not get, one sentence each: timestamps from a model that
+   * cannot time them (the audio comes untimed), markup that was dropped (its text spoken).
+   */
   readonly warnings: readonly string[];
   /** The request's own `pronunciations`, for its language (over the server's dictionary). */
   readonly pronunciations?: PronunciationMatcher;
@@ -237,21 +245,28 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
   const timestamps = body.timestamps === undefined ? false : body.timestamps;
   if (typeof timestamps !== 'boolean')
     invalid('timestamps', `timestamps should be true or false; got ${describe(timestamps)}`);
-  if (timestamps && !engine.info.capabilities.timestamps) {
-    throw ttsError(
-      'TTS_ERR_TIMESTAMPS_UNAVAILABLE',
-      'The loaded model export has no durations output, so it cannot time words; load a timestamped export such as onnx-community/Kokoro-82M-v1.0-ONNX-timestamped (GET /ping lists the model’s capabilities)',
-    );
-  }
   if (timestamps && phonemes) {
     invalid('timestamps', 'timestamps time the words of a text; a phonemes request has no words to time');
   }
-  if (timestamps && route === 'http' && transport !== 'sse') {
+  const phonemeTimestamps = body.phoneme_timestamps === undefined ? false : body.phoneme_timestamps;
+  if (typeof phonemeTimestamps !== 'boolean')
     invalid(
-      'timestamps',
-      'timestamps on POST need "transport": "sse" (they come as word_timestamps events); raw audio bytes cannot carry them',
+      'phoneme_timestamps',
+      `phoneme_timestamps should be true or false; got ${describe(phonemeTimestamps)}`,
     );
+  for (const [asked, param, event] of [
+    [timestamps, 'timestamps', 'word_timestamps'],
+    [phonemeTimestamps, 'phoneme_timestamps', 'phoneme_timestamps'],
+  ] as const) {
+    if (asked && route === 'http' && transport !== 'sse') {
+      invalid(
+        param,
+        `${param} on POST need "transport": "sse" (they come as ${event} events); raw audio bytes cannot carry them`,
+      );
+    }
   }
+  // A model without durations still speaks: the audio comes untimed, and the completion says why.
+  const untimed = (timestamps || phonemeTimestamps) && !engine.info.capabilities.timestamps;
 
   const markup = body.markup === undefined ? 'auto' : body.markup;
   if (typeof markup !== 'string' || !MARKUP_MODES.includes(markup as MarkupMode))
@@ -283,7 +298,8 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     chars,
     voice,
     voiceSpec,
-    timestamps,
+    timestamps: timestamps && !untimed,
+    phonemeTimestamps: phonemeTimestamps && !untimed,
     firstChunk,
     speed,
     format: format as AudioFormat,
@@ -293,11 +309,20 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     phonemes,
     ...(typeof body.lang === 'string' ? { lang: body.lang } : {}),
     markup: markup as MarkupMode,
-    warnings: read.warnings,
+    warnings: untimed ? [untimedWarning(timestamps, phonemeTimestamps), ...read.warnings] : read.warnings,
     ...(read.segments ? { segments: read.segments } : {}),
     ...(pronunciations ? { pronunciations } : {}),
     ...(normalization ? { normalization } : {}),
   };
+}
+
+/** The warning of a request for timestamps that the loaded model cannot give. */
+function untimedWarning(words: boolean, phonemes: boolean): string {
+  const asked = [words ? 'timestamps' : '', phonemes ? 'phoneme_timestamps' : ''].filter(Boolean);
+  return (
+    `${asked.join(' and ')}: the loaded model export has no durations output, so this audio comes without them; ` +
+    'load a timestamped export such as onnx-community/Kokoro-82M-v1.0-ONNX-timestamped, what npm run fetch-model fetches (GET /ping lists the model’s capabilities)'
+  );
 }
 
 /**
@@ -315,6 +340,7 @@ export function synthesisRequest(
     voice: options.voice,
     speed: options.speed,
     timestamps: options.timestamps,
+    ...(options.phonemeTimestamps ? { phonemeTimestamps: true } : {}),
     firstChunk: options.firstChunk,
     ...(options.phonemes && typeof text === 'string' ? { phonemes: true } : {}),
   };

@@ -3,9 +3,9 @@
  * commands. Plain text (not starting with `{`) is one complete request; a JSON object is a request
  * unless its `type` (any case) says otherwise.
  */
-import type { RunFigures, WordTiming } from '../model/engine.ts';
+import type { PhonemeTiming, RunFigures, WordTiming } from '../model/engine.ts';
 import type { ErrorBody } from '../protocol/errors.ts';
-import type { ControlFrame, Heard } from '../protocol/frames.ts';
+import { timedPhonemes, type ControlFrame, type Heard } from '../protocol/frames.ts';
 import { ttsError, withRequestId } from './errors.ts';
 import { peekRequestId } from './request.ts';
 
@@ -197,7 +197,8 @@ export interface SessionDialect {
   audio(turn: Turn, bytes: Uint8Array): OutgoingFrame;
   /**
    * After the last audio of a request; `figures` is undefined for a flush that had nothing to
-   * speak. `warnings`: markup that was dropped (its text spoken).
+   * speak. `warnings`: what it asked for and did not get (timestamps from a model that cannot
+   * time, markup that was dropped).
    */
   complete(turn: Turn, figures: RunFigures | undefined, warnings?: readonly string[]): object | undefined;
   /**
@@ -205,6 +206,11 @@ export interface SessionDialect {
    * request when {@link alwaysWords} (the dialect puts them beside its audio).
    */
   words(turn: Turn, words: readonly WordTiming[]): object | undefined;
+  /**
+   * A chunk's sounds, before that chunk's audio (and after its words), for requests with phoneme
+   * timestamps; absent: the dialect has no such message.
+   */
+  phonemes?(turn: Turn, phonemes: readonly PhonemeTiming[]): object | undefined;
   /** A request has ended, however (completed, cut, failed): the dialect lets go of its state. */
   ended?(turn: Turn): void;
   /** Words are wanted for every request the engine can time, whatever `timestamps` says. */
@@ -286,6 +292,8 @@ export function nativeDialect({ contexts = false }: { contexts?: boolean } = {})
       ),
     words: ({ requestId, context }, words) =>
       tag({ type: 'word_timestamps', request_id: requestId, words: [...words] }, context),
+    phonemes: ({ requestId, context }, phonemes) =>
+      tag({ type: 'phoneme_timestamps', request_id: requestId, phonemes: timedPhonemes(phonemes) }, context),
     mark: ({ requestId, context }, name, timeS) =>
       tag({ type: 'mark', request_id: requestId, name, time_s: timeS }, context),
     cancelled: (requestId, cancelled, heard, context) =>

@@ -244,6 +244,8 @@ export interface VendorSynthesis {
   readonly normalizeOff: boolean;
   /** Time the words (the route streams them as events or lines). */
   readonly timestamps: boolean;
+  /** Time the sounds, as the words. */
+  readonly phonemeTimestamps?: boolean;
 }
 
 /**
@@ -266,6 +268,7 @@ export function vendorOptions(
       ...(asked.normalizeOff ? { normalization_options: { normalize: false } } : {}),
       // The request parser times words for an event stream only; these routes stream them as one.
       ...(asked.timestamps ? { timestamps: true, transport: 'sse' } : {}),
+      ...(asked.phonemeTimestamps ? { phoneme_timestamps: true, transport: 'sse' } : {}),
     },
     { route: 'http', config: ctx.config, engine: ctx.engine },
   );

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import type { WordTiming } from '../model/engine.ts';
+import type { PhonemeTiming, WordTiming } from '../model/engine.ts';
 import { NATIVE_SAMPLE_RATE } from '../protocol/formats.ts';
 import type { Heard } from '../protocol/frames.ts';
 import type { Config } from './config.ts';
@@ -28,6 +28,7 @@ const UTTERANCE_OPTIONS = [
   'sample_rate',
   'request_timestamp',
   'timestamps',
+  'phoneme_timestamps',
   'first_chunk',
   'markup',
   'pronunciations',
@@ -557,6 +558,15 @@ export class Lane {
                 },
               }
             : {}),
+          ...(options.phonemeTimestamps && dialect.phonemes
+            ? {
+                onPhonemes: (phonemes: readonly PhonemeTiming[]) => {
+                  if (controller.signal.aborted) return;
+                  const frame = dialect.phonemes?.(turn, phonemes);
+                  if (frame) void host.sendControl(frame);
+                },
+              }
+            : {}),
           onMark: (name: string, timeS: number) => {
             const frame = dialect.mark(turn, name, timeS);
             if (frame && !controller.signal.aborted) void host.sendControl(frame);
@@ -579,7 +589,8 @@ export class Lane {
       if (typeof text !== 'string' && text.flushError !== undefined)
         await host.sendError(text.flushError, options.requestId, this.context);
       const figures = run.figures();
-      const warnings = typeof text === 'string' ? options.warnings : text.warnings;
+      // An utterance's markup is read as it is written: its warnings come after the options'.
+      const warnings = typeof text === 'string' ? options.warnings : [...options.warnings, ...text.warnings];
       const complete = dialect.complete(turn, figures, warnings);
       if (complete) await host.sendControl(complete);
       recordCompletion(host.log, host.lifecycle.metrics, {

@@ -13,6 +13,7 @@ import { VoiceStore, styleRow } from '../kokoro/voices.ts';
 import type { FromWorker, PhonemizeResult, SentenceJob, ToWorker, WorkerInit } from './messages.ts';
 import { warmupIds, warmupLengths, type WarmupStep } from './warmup.ts';
 import { WordTimer, planParts, planWords } from '../text/alignment.ts';
+import { timePhonemes } from '../text/phoneme-timing.ts';
 import { isAliasPart, isPhonemePart, isStressPart } from '../text/parts.ts';
 
 const port = parentPort;
@@ -147,6 +148,8 @@ async function runJob(job: SentenceJob): Promise<void> {
     if (echo) post({ type: 'model-input', phonemes: piece, input: echo });
     const inferenceMs = performance.now() - started;
     const words = timer && durations ? timer.piece(i, durations, waveform.length) : undefined;
+    const phonemes =
+      job.phonemeTimestamps && durations ? timePhonemes(piece, durations, waveform.length) : undefined;
     const samples = floatToPcm16(waveform);
     post(
       {
@@ -157,6 +160,7 @@ async function runJob(job: SentenceJob): Promise<void> {
         inferenceMs,
         ...(i === 0 ? { frontEndMs } : {}),
         ...(words ? { words } : {}),
+        ...(phonemes ? { phonemes } : {}),
       },
       [samples.buffer as ArrayBuffer],
     );

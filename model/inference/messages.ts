@@ -7,6 +7,7 @@ import type { ModelContract, Device, Provider, ModelInput } from './ort-session.
 import type { ResolvedVoice } from '../kokoro/voices.ts';
 import type { WarmupSetting, WarmupStep } from './warmup.ts';
 import type { WordTiming } from '../text/alignment.ts';
+import type { PhonemeTiming } from '../text/phoneme-timing.ts';
 import type { NormalizationOptions } from '../text/normalization-options.ts';
 import type { SpeechPart } from '../text/parts.ts';
 
@@ -48,6 +49,8 @@ export interface SentenceJob {
   readonly speed: number;
   /** Time the words (the model must have a durations output). */
   readonly timestamps?: boolean;
+  /** Time the sounds, with their visemes (the model must have a durations output). */
+  readonly phonemeTimestamps?: boolean;
   /** Run on the solo session (every core): the pool is otherwise idle. */
   readonly solo?: boolean;
   /** `text` is Kokoro phonemes already (checked against the vocabulary): no front end. */
@@ -141,6 +144,8 @@ export type FromWorker =
       readonly frontEndMs?: number;
       /** With `timestamps`: the words that end in this chunk, timed from its start. */
       readonly words?: readonly WordTiming[];
+      /** With `phonemeTimestamps`: the chunk's sounds, timed from its start. */
+      readonly phonemes?: readonly PhonemeTiming[];
     }
   /** `pieces`: inferences run for the job (fewer than its pieces when it was cancelled). */
   | { readonly type: 'end'; readonly id: number; readonly frontEndMs: number; readonly pieces: number }

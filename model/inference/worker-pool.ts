@@ -7,6 +7,7 @@
 import type { LanguageCode } from '../kokoro/constants.ts';
 import type { ResolvedVoice } from '../kokoro/voices.ts';
 import type { WordTiming } from '../text/alignment.ts';
+import type { PhonemeTiming } from '../text/phoneme-timing.ts';
 import { abortError, ttsError } from '../../protocol/errors.ts';
 import { CostModel, decide, type PoolSnapshot, type WaitingJob, type WorkerState } from './dispatch.ts';
 import type {
@@ -28,6 +29,7 @@ export interface SentenceRequest {
   readonly voice: ResolvedVoice;
   readonly speed: number;
   readonly timestamps?: boolean;
+  readonly phonemeTimestamps?: boolean;
   /** `text` is Kokoro phonemes already: the worker skips its front end. */
   readonly phonemes?: boolean;
   /** As SentenceJob's: the sentence in parts, and the normalizer's switches. */
@@ -47,6 +49,8 @@ export interface PieceResult {
   readonly queueMs?: number;
   /** The words ending in this piece, timed from its start (timestamps requested). */
   readonly words?: readonly WordTiming[];
+  /** The piece's sounds, timed from its start (phoneme timestamps requested). */
+  readonly phonemes?: readonly PhonemeTiming[];
 }
 
 export interface PoolEvents extends ThreadEvents {
@@ -404,6 +408,7 @@ export class WorkerPool {
             ? { frontEndMs: message.frontEndMs, queueMs: job.running!.startedAt - job.queuedAt }
             : {}),
           ...(message.words ? { words: message.words } : {}),
+          ...(message.phonemes ? { phonemes: message.phonemes } : {}),
         });
         return;
       }

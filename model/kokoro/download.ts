@@ -10,8 +10,13 @@ import { FetchModelError, downloadFile, isRecord, type PlannedFile } from './dow
 
 export { FetchModelError, MIN_ONNX_BYTES, type FetchModelErrorCode } from './download-file.ts';
 
-/** The Hugging Face repository with the ONNX exports kokoro-js loads. */
-export const DEFAULT_REPO = 'onnx-community/Kokoro-82M-v1.0-ONNX';
+/**
+ * The Hugging Face repository fetched by default: onnx-community's timestamped export of Kokoro-82M
+ * v1.0, the same weights as the export kokoro-js loads (`onnx-community/Kokoro-82M-v1.0-ONNX`) in
+ * the same layout, with a `durations` output as well, so that words and phonemes can be timed (the
+ * Python agent frameworks' Cartesia clients always ask for timestamps).
+ */
+export const DEFAULT_REPO = 'onnx-community/Kokoro-82M-v1.0-ONNX-timestamped';
 /** Branch, tag or commit used when none is given. */
 export const DEFAULT_REVISION = 'main';
 /** Hugging Face's own endpoint; mirrors use the same URL scheme. */
@@ -62,7 +67,7 @@ export interface FetchModelOptions {
   voices?: readonly string[] | 'all';
   /** Hugging Face endpoint or mirror. Default `https://huggingface.co`. */
   baseUrl?: string;
-  /** Repository `owner/name`. Default `onnx-community/Kokoro-82M-v1.0-ONNX`. */
+  /** Repository `owner/name`. Default {@link DEFAULT_REPO}. */
   repo?: string;
   /** Branch, tag or commit. Default `main`. */
   revision?: string;

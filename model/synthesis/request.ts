@@ -18,6 +18,8 @@ export interface SynthesisRequest {
   readonly speed: number;
   /** Time the words (only when `info.capabilities.timestamps`). */
   readonly timestamps?: boolean;
+  /** Time each chunk's sounds, with their visemes (only when `info.capabilities.timestamps`). */
+  readonly phonemeTimestamps?: boolean;
   /**
    * `clause` (default): a whole text's first chunk may be released at a clause mark (see
    * `EngineOptions.firstChunkMinChars`); `sentence`: it ends at the first sentence end.
@@ -62,6 +64,7 @@ export function sentenceJob(request: SynthesisRequest, segment: SpeechSegment): 
     voice: segment.voice,
     speed: segment.speed,
     ...(request.timestamps ? { timestamps: true } : {}),
+    ...(request.phonemeTimestamps ? { phonemeTimestamps: true } : {}),
     ...(request.phonemes ? { phonemes: true } : {}),
     ...(plain ? (at !== undefined ? { at } : {}) : { parts: segment.parts }),
     ...(request.normalization ? { normalization: request.normalization } : {}),

@@ -12,6 +12,7 @@ import type { StreamEncoder } from '../audio/encoder.ts';
 import { wavFile } from '../audio/wav.ts';
 import { SAMPLE_RATE } from '../kokoro/constants.ts';
 import type { WordTiming } from '../text/alignment.ts';
+import type { PhonemeTiming } from '../text/phoneme-timing.ts';
 
 /** Mono PCM16 at 24 kHz from the model, with what it cost. */
 export interface AudioChunk {
@@ -27,6 +28,8 @@ export interface AudioChunk {
   readonly queueMs?: number;
   /** With timestamps: the words that end in this chunk, timed from the chunk's start. */
   readonly words?: readonly WordTiming[];
+  /** With phoneme timestamps: the chunk's sounds, timed from the chunk's start. */
+  readonly phonemes?: readonly PhonemeTiming[];
   /** A named point (SSML `<mark>`): a chunk of no samples, at the audio time where it stands. */
   readonly mark?: string;
 }
@@ -45,6 +48,11 @@ export interface OutputFormat {
    * any byte of that chunk's audio is handed over.
    */
   readonly onWords?: (words: readonly WordTiming[]) => void;
+  /**
+   * Called with each chunk's sounds (phoneme timestamps requested), on the request's audio clock,
+   * after its words and before any byte of its audio is handed over.
+   */
+  readonly onPhonemes?: (phonemes: readonly PhonemeTiming[]) => void;
   /** Called at each mark, with its time on the request's audio clock, before the audio after it. */
   readonly onMark?: (name: string, timeS: number) => void;
 }
@@ -105,16 +113,15 @@ export function runSynthesis(
           output.onMark?.(chunk.mark, round(samples / SAMPLE_RATE, 3));
           continue;
         }
-        if (chunk.words && output.onWords) {
-          const offset = samples / SAMPLE_RATE;
-          output.onWords(
-            chunk.words.map((w) => ({
-              ...w,
-              start_s: round(Math.max(0, offset + w.start_s), 3),
-              end_s: round(Math.max(0, offset + w.end_s), 3),
-            })),
-          );
-        }
+        // Both on the request's clock: offset by the audio before this chunk.
+        const offset = samples / SAMPLE_RATE;
+        const onClock = <T extends { start_s: number; end_s: number }>(t: T): T => ({
+          ...t,
+          start_s: round(Math.max(0, offset + t.start_s), 3),
+          end_s: round(Math.max(0, offset + t.end_s), 3),
+        });
+        if (chunk.words && output.onWords) output.onWords(chunk.words.map(onClock));
+        if (chunk.phonemes && output.onPhonemes) output.onPhonemes(chunk.phonemes.map(onClock));
         samples += chunk.samples.length; // before the samples are handed (transferred) to the encoder
         count++;
         inferenceMs += chunk.inferenceMs;

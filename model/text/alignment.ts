@@ -229,6 +229,27 @@ function proportional(
 }
 
 /**
+ * Seconds from the start of a piece's audio to each edge between its tokens: `edges[i]` is where
+ * token `i` starts, `edges[n]` where the last one ends. `durations` are the model's, pads first and
+ * last; `samples` what the piece produced. The waveform is the frames end to end; scaling by the
+ * real sample count keeps every token inside the audio even for an export whose frames do not add
+ * up exactly.
+ */
+export function tokenEdges(durations: ArrayLike<number>, samples: number): Float64Array {
+  const tokens = durations.length - 2;
+  const edges = new Float64Array(Math.max(0, tokens) + 1);
+  let frames = 0;
+  for (let i = 0; i < durations.length; i++) frames += Math.max(0, Number(durations[i]));
+  const scale = frames > 0 ? samples / SAMPLE_RATE / frames : 0;
+  let t = Math.max(0, Number(durations[0] ?? 0)) * scale; // the leading pad: silence before the first token
+  for (let i = 0; i <= tokens; i++) {
+    edges[i] = t;
+    if (i < tokens) t += Math.max(0, Number(durations[i + 1])) * scale;
+  }
+  return edges;
+}
+
+/**
  * Times the planned words as the pieces come back from the model. Each word is reported with the
  * piece it ends in, so a word's timing always arrives before the audio that completes it.
  */
@@ -248,21 +269,8 @@ export class WordTimer {
    * them) and the samples it produced. Returns the words ending in it, timed from its start.
    */
   piece(piece: number, durations: ArrayLike<number>, samples: number): WordTiming[] {
-    const tokens = durations.length - 2;
-    const edges = new Float64Array(Math.max(0, tokens) + 1);
-    let frames = 0;
-    for (let i = 0; i < durations.length; i++) frames += Math.max(0, Number(durations[i]));
-    // The waveform is the frames end to end; scaling by the real sample count keeps every word
-    // inside the audio even for an export whose frames do not add up exactly.
-    const seconds = samples / SAMPLE_RATE;
-    const scale = frames > 0 ? seconds / frames : 0;
-    let t = Math.max(0, Number(durations[0] ?? 0)) * scale; // the leading pad: silence before the first word
-    for (let i = 0; i <= tokens; i++) {
-      edges[i] = t;
-      if (i < tokens) t += Math.max(0, Number(durations[i + 1])) * scale;
-    }
-    this.#edges[piece] = edges;
-    this.#lengths[piece] = seconds;
+    this.#edges[piece] = tokenEdges(durations, samples);
+    this.#lengths[piece] = samples / SAMPLE_RATE;
     const out: WordTiming[] = [];
     while (this.#next < this.#plan.length && this.#plan[this.#next]!.end.piece <= piece) {
       const i = this.#next++;

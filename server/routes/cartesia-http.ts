@@ -1,17 +1,17 @@
 /**
  * Cartesia's text-to-speech over HTTP, under /tts: `POST /tts/bytes` (the audio, streamed as it is
  * synthesized, in a raw, wav or mp3 container) and `POST /tts/sse` (Cartesia's `chunk`,
- * `timestamps` and `done` events, raw audio only). What Cartesia's SDK and LiveKit's plugin send is
- * translated into the server's request; every error under the prefix, the shared hooks' too (auth,
+ * `timestamps`, `phoneme_timestamps` and `done` events, raw audio only). What Cartesia's SDK and
+ * LiveKit's plugin send is translated into the server's request; every error under the prefix, the shared hooks' too (auth,
  * the drain), answers in Cartesia's shape, `{"error_code", "title", "message", "request_id"}` with
  * `error` (the message) for older clients.
  */
 import { Readable } from 'node:stream';
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
-import type { Engine, WordTiming } from '../../model/engine.ts';
+import type { Engine, PhonemeTiming, WordTiming } from '../../model/engine.ts';
 import { FORMATS } from '../../protocol/formats.ts';
 import { sseEvent } from '../../protocol/sse.ts';
-import { cartesiaError, cartesiaSpeed, cartesiaVoiceId } from '../cartesia.ts';
+import { cartesiaError, cartesiaPhonemes, cartesiaSpeed, cartesiaVoiceId } from '../cartesia.ts';
 import type { Config } from '../config.ts';
 import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../errors.ts';
 import {
@@ -141,10 +141,11 @@ export function parseCartesiaRequest(
   const timestamps = ctx.sse ? (fields.add_timestamps ?? false) : false;
   if (typeof timestamps !== 'boolean')
     invalid('add_timestamps', `add_timestamps should be true or false; got ${describe(timestamps)}`);
-  if (ctx.sse && fields.add_phoneme_timestamps === true)
+  const phonemeTimestamps = ctx.sse ? (fields.add_phoneme_timestamps ?? false) : false;
+  if (typeof phonemeTimestamps !== 'boolean')
     invalid(
       'add_phoneme_timestamps',
-      'add_phoneme_timestamps is not offered here: Kokoro times words, not phonemes (add_timestamps)',
+      `add_phoneme_timestamps should be true or false; got ${describe(phonemeTimestamps)}`,
     );
   const contextId = ctx.sse ? fields.context_id : undefined;
   if (contextId !== undefined && contextId !== null && typeof contextId !== 'string')
@@ -159,6 +160,7 @@ export function parseCartesiaRequest(
       lang,
       normalizeOff: normalization === 'off',
       timestamps: timestamps === true,
+      phonemeTimestamps: phonemeTimestamps === true,
     },
     ctx,
   );
@@ -218,9 +220,13 @@ export const cartesiaRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lif
       sse: true,
     });
     const pending: WordTiming[] = [];
+    const sounds: PhonemeTiming[] = [];
     const synthesis = startHttpSynthesis(request, reply, lifecycle, options, {
       limits: config,
       ...(options.timestamps ? { onWords: (words: readonly WordTiming[]) => pending.push(...words) } : {}),
+      ...(options.phonemeTimestamps
+        ? { onPhonemes: (phonemes: readonly PhonemeTiming[]) => sounds.push(...phonemes) }
+        : {}),
     });
     const sent = output.float ? mapAudio(synthesis, pcm16ToFloat32) : synthesis;
     // The status waits for the first audio, so that a failure before it is a clean error answer.
@@ -231,13 +237,14 @@ export const cartesiaRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lif
     reply.header('cache-control', 'no-cache').header('x-accel-buffering', 'no');
     return reply
       .type('text/event-stream; charset=utf-8')
-      .send(Readable.from(cartesiaEvents(sent, audio, first, { pending, contextId, started })));
+      .send(Readable.from(cartesiaEvents(sent, audio, first, { pending, sounds, contextId, started })));
   });
 };
 
 /**
  * Cartesia's events: each piece of audio as a `chunk` (base64), after the `timestamps` of the words
- * it finished when asked for; then `done`; or `error` if synthesis fails after the stream began.
+ * it finished and the `phoneme_timestamps` of its sounds when asked for; then `done`; or `error` if
+ * synthesis fails after the stream began.
  */
 async function* cartesiaEvents(
   synthesis: HttpSynthesis,
@@ -246,31 +253,49 @@ async function* cartesiaEvents(
   stream: {
     /** Words timed and not yet sent. */
     readonly pending: WordTiming[];
+    /** Sounds timed and not yet sent. */
+    readonly sounds: PhonemeTiming[];
     readonly contextId: string | undefined;
     /** When synthesis began: the first chunk's `step_time` counts from it. */
     readonly started: number;
   },
 ): AsyncGenerator<string> {
-  const { pending, contextId } = stream;
+  const { pending, sounds, contextId } = stream;
   const { run, signal, log, options } = synthesis;
   const context = contextId === undefined ? {} : { context_id: contextId };
   const timestamps = (): string[] => {
     const words = pending.splice(0);
-    if (words.length === 0) return [];
-    const word_timestamps = {
-      words: words.map((w) => w.word),
-      start: words.map((w) => w.start_s),
-      end: words.map((w) => w.end_s),
-    };
-    return [
-      sseEvent('timestamps', {
-        type: 'timestamps',
-        ...context,
-        word_timestamps,
-        done: false,
-        status_code: 206,
-      }),
-    ];
+    const phonemes = sounds.splice(0);
+    const events: string[] = [];
+    if (words.length > 0) {
+      const word_timestamps = {
+        words: words.map((w) => w.word),
+        start: words.map((w) => w.start_s),
+        end: words.map((w) => w.end_s),
+      };
+      events.push(
+        sseEvent('timestamps', {
+          type: 'timestamps',
+          ...context,
+          word_timestamps,
+          done: false,
+          status_code: 206,
+        }),
+      );
+    }
+    if (phonemes.length > 0) {
+      const phoneme_timestamps = cartesiaPhonemes(phonemes);
+      events.push(
+        sseEvent('phoneme_timestamps', {
+          type: 'phoneme_timestamps',
+          ...context,
+          phoneme_timestamps,
+          done: false,
+          status_code: 206,
+        }),
+      );
+    }
+    return events;
   };
   let since = stream.started;
   try {

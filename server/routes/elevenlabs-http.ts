@@ -99,7 +99,6 @@ export function parseElevenLabsRequest(
       `apply_text_normalization should be one of: ${NORMALIZATION_MODES.join(', ')}; got ${describe(normalization)}`,
     );
 
-  const timestamps = ctx.timestamps && engine.info.capabilities.timestamps;
   return vendorOptions(
     {
       text: fields.text,
@@ -108,7 +107,8 @@ export function parseElevenLabsRequest(
       output,
       lang,
       normalizeOff: normalization === 'off',
-      timestamps,
+      // A model without durations: the request parser leaves the words untimed (alignment null).
+      timestamps: ctx.timestamps,
     },
     { config: ctx.config, engine },
   );

@@ -5,8 +5,9 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsync } from 'fastify';
-import type { WordTiming } from '../../model/engine.ts';
+import type { PhonemeTiming, WordTiming } from '../../model/engine.ts';
 import { FORMATS } from '../../protocol/formats.ts';
+import { timedPhonemes } from '../../protocol/frames.ts';
 import { formatSseEvent } from '../../protocol/sse.ts';
 import type { Config } from '../config.ts';
 import { toErrorBody, ttsError, withRequestId } from '../errors.ts';
@@ -48,8 +49,8 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
     } catch (err) {
       throw withRequestId(err, requestId);
     }
-    // Over SSE, each chunk's words (with timestamps) and the marks before its audio wait here, in
-    // order, until its audio event goes out.
+    // Over SSE, each chunk's words and sounds (when asked for) and the marks before its audio wait
+    // here, in order, until its audio event goes out.
     const pending: string[] = [];
     const request_id = options.requestId;
     const sse = options.transport === 'sse';
@@ -62,6 +63,14 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
               pending.push(formatSseEvent('word_timestamps', { request_id, words })),
           }
         : {}),
+      ...(options.phonemeTimestamps
+        ? {
+            onPhonemes: (phonemes: readonly PhonemeTiming[]) =>
+              pending.push(
+                formatSseEvent('phoneme_timestamps', { request_id, phonemes: timedPhonemes(phonemes) }),
+              ),
+          }
+        : {}),
       ...(sse
         ? {
             onMark: (name: string, time_s: number) =>
@@ -69,7 +78,8 @@ export const invocationRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
           }
         : {}),
     });
-    // Markup that was dropped: known before any audio, so a header on every transport.
+    // Known before any audio, so a header on every transport (on the binary one, only markup can
+    // be dropped: timestamps need SSE).
     if (options.warnings.length > 0) reply.header('x-markup-warnings', asciiJson(options.warnings));
 
     if (options.transport === 'sse') {
@@ -106,8 +116,8 @@ function asciiJson(value: unknown): string {
 
 /**
  * The SSE body: `audio_stream_start` at once (before inference), one `audio_chunk` per encoded
- * buffer (whole frames, base64), each after the `word_timestamps` of its chunk when asked for, then
- * `audio_stream_end`, or `error` if synthesis fails.
+ * buffer (whole frames, base64), each after the `word_timestamps` and `phoneme_timestamps` of its
+ * chunk when asked for, then `audio_stream_end`, or `error` if synthesis fails.
  */
 async function* sseStream(synthesis: HttpSynthesis, pending: string[]): AsyncGenerator<string> {
   const { run, options, signal, log } = synthesis;

@@ -18,6 +18,7 @@ import { hasMarkup } from '../../dist/model/text/markup.js';
 import { displayText } from '../../dist/model/text/parts.js';
 import { isSupportedLanguage } from '../../dist/model/text/phonemes.js';
 import { splitSentences } from '../../dist/model/text/sentences.js';
+import { visemeOf } from '../../dist/model/text/visemes.js';
 import { abortError } from '../../dist/protocol/errors.js';
 
 const STANDIN_VOICES = fileURLToPath(new URL('../fixtures/standin-model/voices', import.meta.url));
@@ -122,7 +123,11 @@ export function fakeEngine(options: FakeEngineOptions = {}): FakeEngine {
             inferenceMs: 0,
             mark: segment.name,
           };
-        else yield tone(displayText(segment.parts), segment.speed, index++, request.timestamps === true);
+        else
+          yield tone(displayText(segment.parts), segment.speed, index++, {
+            words: request.timestamps === true,
+            phonemes: request.phonemeTimestamps === true,
+          });
       }
     } finally {
       open--;
@@ -197,7 +202,13 @@ export function fakeEngine(options: FakeEngineOptions = {}): FakeEngine {
 }
 
 /** A sentence as 10 ms of a 440 Hz tone per character, at `speed`; with its words timed evenly. */
-function tone(sentence: string, speed: number, index: number, timed: boolean): AudioChunk {
+/** A sentence's tone; timed (words spread evenly, each character a sound) when asked. */
+function tone(
+  sentence: string,
+  speed: number,
+  index: number,
+  timed: { readonly words: boolean; readonly phonemes: boolean },
+): AudioChunk {
   const samples = new Int16Array(Math.round((sentence.length * SAMPLE_RATE) / 100 / speed));
   for (let i = 0; i < samples.length; i++)
     samples[i] = Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / SAMPLE_RATE));
@@ -210,12 +221,22 @@ function tone(sentence: string, speed: number, index: number, timed: boolean): A
     inferenceMs: 1,
     frontEndMs: 0,
     queueMs: 0,
-    ...(timed
+    ...(timed.words
       ? {
           words: words.map((word, i) => ({
             word,
             start_s: (i * seconds) / words.length,
             end_s: ((i + 1) * seconds) / words.length,
+          })),
+        }
+      : {}),
+    ...(timed.phonemes
+      ? {
+          phonemes: [...sentence].map((phoneme, i, all) => ({
+            phoneme,
+            viseme: visemeOf(phoneme),
+            start_s: (i * seconds) / all.length,
+            end_s: ((i + 1) * seconds) / all.length,
           })),
         }
       : {}),

@@ -369,8 +369,8 @@ describe('POST /invocations bad input: a clear 4xx before any audio, and the ser
       body: json({ phonemes: 'hˈI', timestamps: true, transport: 'sse' }),
       type: 'application/json',
       status: 400,
-      code: 'timestamps_unavailable',
-      message: /no durations output/,
+      code: 'invalid_option',
+      message: /a phonemes request has no words to time/,
     },
     {
       name: 'timestamps for phonemes, where the model can time words',
@@ -457,6 +457,27 @@ describe('around the audio', () => {
       starts.push(JSON.parse(events[0]!.data).voice);
     }
     expect(starts).toEqual(['af_bella+af_sky', 'af_bella(2)+af_sky(1)', 'af_heart', 'af_heart']);
+  });
+
+  it('timestamps asked of a model without durations: the audio, untimed, and the warning at its end', async () => {
+    const res = await post(
+      json({ text: 'Hello. Again.', transport: 'sse', timestamps: true, phoneme_timestamps: true }),
+      'application/json',
+    );
+    expect(res.statusCode).toBe(200);
+    const events = [];
+    for await (const event of readSse(once(res.rawPayload))) events.push(event);
+    expect(events.map((e) => e.event)).toEqual([
+      'audio_stream_start',
+      'audio_chunk',
+      'audio_chunk',
+      'audio_stream_end',
+    ]);
+    expect(JSON.parse(events.at(-1)!.data).warnings).toEqual([
+      expect.stringMatching(
+        /^timestamps and phoneme_timestamps: the loaded model export has no durations output/,
+      ),
+    ]);
   });
 
   it('Accept: text/event-stream asks for SSE when the body names no transport', async () => {

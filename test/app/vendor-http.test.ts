@@ -703,14 +703,6 @@ describe('Cartesia: bad input gets Cartesia’s error shape, and the server serv
       /^normalization should be "auto", "off" or a locale; got boolean false$/,
     ],
     [
-      'timestamps from a model that cannot time words',
-      ['sse'],
-      { ...ok, add_timestamps: true },
-      400,
-      'timestamps_unavailable',
-      /has no durations output, so it cannot time words/,
-    ],
-    [
       'add_timestamps that is not a boolean',
       ['sse'],
       { ...ok, add_timestamps: 'yes' },
@@ -719,12 +711,12 @@ describe('Cartesia: bad input gets Cartesia’s error shape, and the server serv
       /^add_timestamps should be true or false; got the string "yes"$/,
     ],
     [
-      'phoneme timestamps',
+      'add_phoneme_timestamps that is not a boolean',
       ['sse'],
-      { ...ok, add_phoneme_timestamps: true },
+      { ...ok, add_phoneme_timestamps: 1 },
       400,
       'invalid_option',
-      /^add_phoneme_timestamps is not offered here/,
+      /^add_phoneme_timestamps should be true or false; got number 1$/,
     ],
     [
       'a context_id that is not a string',
@@ -930,6 +922,40 @@ describe('Cartesia: /tts/sse', () => {
     });
     expect((stamps[1]!.word_timestamps as { words: string[] }).words).toEqual(['And', 'a', 'second', 'one.']);
     expect((stamps[1]!.word_timestamps as { start: number[] }).start[0]).toBe(0.2);
+  });
+
+  it('add_phoneme_timestamps: each chunk’s sounds before it, after its words, in seconds on the request’s clock', async () => {
+    const body = { ...CARTESIA_OK, transcript: TEXT, add_timestamps: true, add_phoneme_timestamps: true };
+    const all = events(await cartesia(timed, 'sse', { ...body, context_id: 'p' }));
+    expect(all.map((e) => e.event)).toEqual([
+      'timestamps',
+      'phoneme_timestamps',
+      'chunk',
+      'timestamps',
+      'phoneme_timestamps',
+      'chunk',
+      'done',
+    ]);
+    const sounds = all.filter((e) => e.event === 'phoneme_timestamps').map((e) => e.data);
+    expect(sounds[0]).toEqual({
+      type: 'phoneme_timestamps',
+      context_id: 'p',
+      phoneme_timestamps: { phonemes: expect.any(Array), start: expect.any(Array), end: expect.any(Array) },
+      done: false,
+      status_code: 206,
+    });
+    // The fake engine makes each character a sound of 10 ms: the second chunk's start after the first's.
+    const second = sounds[1]!.phoneme_timestamps as { phonemes: string[]; start: number[]; end: number[] };
+    expect(second.phonemes.join('')).toBe('And a second one.');
+    expect(second.start[0]).toBe(0.2);
+    expect(second.end.at(-1)).toBe(0.37);
+  });
+
+  it('timestamps asked of a model that cannot time: the audio and done, no timing events', async () => {
+    const body = { ...CARTESIA_OK, transcript: TEXT, add_timestamps: true, add_phoneme_timestamps: true };
+    const res = await cartesia(running, 'sse', body);
+    expect(res.statusCode).toBe(200);
+    expect(events(res).map((e) => e.event)).toEqual(['chunk', 'chunk', 'done']);
   });
 });
 

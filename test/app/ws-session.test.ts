@@ -188,13 +188,6 @@ describe('WS bad input: an error frame, and the session lives on', () => {
       message: /request_timestamp should be epoch seconds/,
     },
     {
-      name: 'timestamps from a model that cannot time words',
-      send: { text: 'Hi.', timestamps: true, request_id: 'ts' },
-      code: 'timestamps_unavailable',
-      message: /no durations output/,
-      requestId: 'ts',
-    },
-    {
       name: 'phonemes outside the vocabulary',
       send: { phonemes: 'hɛ§lO', request_id: 'bad' },
       binary: false,
@@ -220,6 +213,28 @@ describe('WS bad input: an error frame, and the session lives on', () => {
     expect(after).toMatchObject({ id: 'after', complete: true });
     expect(after!.audio).toBeGreaterThan(1000);
     expect(client.closeCode).toBeUndefined();
+    client.close();
+  });
+
+  it('timestamps asked of a model that cannot time: the audio, untimed, and a warning on its completion', async () => {
+    const client = await openSession(running.app);
+    client.send({ text: 'Hi.', timestamps: true, request_id: 'ts' });
+    client.send({ type: 'append', text: 'Streamed ', phoneme_timestamps: true, request_id: 'u' });
+    client.send({ type: 'append', text: 'too.' });
+    client.send({ type: 'flush' });
+    await client.untilControls('synthesis_complete', 2);
+    expect(client.controls('error')).toEqual([]);
+    expect(client.controls('word_timestamps')).toEqual([]);
+    expect(client.controls('phoneme_timestamps')).toEqual([]);
+    expect(client.requests()).toEqual([
+      { id: 'ts', audio: expect.any(Number), complete: true },
+      { id: 'u', audio: expect.any(Number), complete: true },
+    ]);
+    expect(client.requests().every((r) => r.audio > 1000)).toBe(true);
+    expect(client.controls('synthesis_complete').map((f) => f.warnings)).toEqual([
+      [expect.stringMatching(/^timestamps: the loaded model export has no durations output/)],
+      [expect.stringMatching(/^phoneme_timestamps: the loaded model export has no durations output/)],
+    ]);
     client.close();
   });
 

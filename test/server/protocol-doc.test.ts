@@ -12,6 +12,7 @@ import type { Engine } from '../../dist/model/engine.js';
 import { parseConfig } from '../../dist/server/config.js';
 import { parseOptions } from '../../dist/server/request.js';
 import { CARTESIA_VOICES, ELEVENLABS_VOICES } from '../../dist/server/vendor-voices.js';
+import { MARKS_AFTER, MARKS_BEFORE, VISEMES, VISEME_SYMBOLS } from '../../dist/model/text/visemes.js';
 import { TIMESTAMPED_MODEL_DIR, sharedServer, TestClient, type TestServer } from './harness.ts';
 
 const doc = readFileSync(new URL('../../docs/protocol.md', import.meta.url), 'utf8');
@@ -80,6 +81,25 @@ describe('docs/protocol.md against the code', () => {
     const documented = table('Synthesis options').map(([field]) => unticked(field!));
     expect(documented.sort()).toEqual([...read].sort());
   });
+
+  /** A cell's symbols: each in backticks, `space` for the space, `U+XXXX` by its code point. */
+  const symbols = (cell: string) =>
+    [
+      ...ticked(cell),
+      ...(/(^| )space( |$)/.test(cell) ? [' '] : []),
+      ...[...cell.matchAll(/U\+([0-9A-F]{4})/g)].map((m) => String.fromCodePoint(parseInt(m[1]!, 16))),
+    ].sort();
+
+  it('maps Kokoro’s symbols to the visemes, with their ids, exactly as the phoneme timestamps do', () => {
+    const rows = table('Visemes').map(([viseme, id, , cell]) => [
+      unticked(viseme!),
+      Number(id),
+      symbols(cell!),
+    ]);
+    expect(rows).toEqual(VISEMES.map((v, i) => [v, i, [...VISEME_SYMBOLS[v]].sort()]));
+    const marks = table('Phoneme marks').map(([, cell]) => symbols(cell!));
+    expect(marks).toEqual([[...MARKS_BEFORE].sort(), [...MARKS_AFTER].sort()]);
+  });
 });
 
 describe('docs/protocol.md against a running server', () => {
@@ -97,6 +117,7 @@ describe('docs/protocol.md against a running server', () => {
       text: '<speak>One sentence. <mark name="m"/>And <foo>another</foo>.</speak>',
       request_id: 'doc-1',
       timestamps: true,
+      phoneme_timestamps: true,
     });
     client.send({ text: 'Bad speed.', speed: 9, request_id: 'doc-2' });
     client.send({ type: 'cancel', request_id: 'doc-3' });
@@ -130,6 +151,7 @@ describe('docs/protocol.md against a running server', () => {
       body: JSON.stringify({
         text: '<speak>Hello there. <mark name="m"/>How are <foo>you</foo>?</speak>',
         timestamps: true,
+        phoneme_timestamps: true,
       }),
     });
     for await (const event of readSse(response.body!)) {

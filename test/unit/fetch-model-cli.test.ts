@@ -5,7 +5,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_REPO, MANIFEST_FILE } from '../../model/kokoro/download.ts';
+import { MANIFEST_FILE } from '../../model/kokoro/download.ts';
 import { main, parseCli } from '../../scripts/fetch-model.ts';
 import { DEFAULT_LEXICON_BASE_URL, LEXICON_FILE_FACTS } from '../../model/kokoro/lexicon-download.ts';
 import {
@@ -32,7 +32,8 @@ describe('fetch-model CLI', () => {
         voices: 'all',
         baseUrl: 'https://huggingface.co',
         revision: 'main',
-        repo: DEFAULT_REPO,
+        // The timestamped export: the agent frameworks' clients ask for timestamps.
+        repo: 'onnx-community/Kokoro-82M-v1.0-ONNX-timestamped',
         retries: 3,
         lexiconBaseUrl: DEFAULT_LEXICON_BASE_URL,
       },

@@ -52,6 +52,7 @@ describe('parseOptions: defaults', () => {
       stream: true,
       transport: 'binary',
       timestamps: false,
+      phonemeTimestamps: false,
       firstChunk: 'clause',
       phonemes: false,
       markup: 'auto',
@@ -118,6 +119,18 @@ describe('parseOptions: accepted values', () => {
       { timestamps: true },
     ],
     [
+      'phoneme timestamps over SSE',
+      { phoneme_timestamps: true, transport: 'sse' },
+      { engine: timed },
+      { phonemeTimestamps: true, timestamps: false, warnings: [] },
+    ],
+    [
+      'phoneme timestamps of a phonemes request (its sounds are timed, it has no words)',
+      { text: undefined, phonemes: 'hˈI', phoneme_timestamps: true },
+      { engine: timed, route: 'ws' },
+      { phonemeTimestamps: true },
+    ],
+    [
       'stream and transport ignored on the WebSocket route',
       { stream: 'no', transport: 'carrier-pigeon' },
       { route: 'ws' },
@@ -134,6 +147,25 @@ describe('parseOptions: accepted values', () => {
   it('reads phonemes as they are', () => {
     expect(parse({ phonemes: 'həlˈO.' })).toMatchObject({ text: 'həlˈO.', phonemes: true, chars: 6 });
   });
+
+  it.each<[string, Record<string, unknown>, string]>([
+    ['words', { timestamps: true }, 'timestamps'],
+    ['sounds', { phoneme_timestamps: true }, 'phoneme_timestamps'],
+    ['both', { timestamps: true, phoneme_timestamps: true }, 'timestamps and phoneme_timestamps'],
+  ])(
+    'timestamps (%s) from an export without durations: accepted untimed, with a warning that says why',
+    (_name, asked, named) => {
+      const options = parse({ text: 'Hi.', transport: 'sse', ...asked });
+      expect(options).toMatchObject({ timestamps: false, phonemeTimestamps: false });
+      expect(options.warnings).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^${named}: the loaded model export has no durations output, so this audio comes without them; load a timestamped export such as onnx-community/Kokoro-82M-v1.0-ONNX-timestamped`,
+          ),
+        ),
+      ]);
+    },
+  );
 });
 
 describe('parseOptions: refusals', () => {
@@ -379,11 +411,18 @@ describe('parseOptions: refusals', () => {
       message: /^timestamps should be true or false; got the string "yes"$/,
     },
     {
-      name: 'timestamps from an export without durations',
-      body: { text: 'Hi.', timestamps: true, transport: 'sse' },
-      code: 'timestamps_unavailable',
-      param: undefined,
-      message: /^The loaded model export has no durations output, so it cannot time words/,
+      name: 'phoneme_timestamps that are not a boolean',
+      body: { text: 'Hi.', phoneme_timestamps: 1 },
+      code: 'invalid_option',
+      param: 'phoneme_timestamps',
+      message: /^phoneme_timestamps should be true or false; got number 1$/,
+    },
+    {
+      name: 'timestamps for phonemes, even where the model cannot time anything',
+      body: { phonemes: 'hˈI', timestamps: true, transport: 'sse' },
+      code: 'invalid_option',
+      param: 'timestamps',
+      message: /^timestamps time the words of a text; a phonemes request has no words to time$/,
     },
     {
       name: 'timestamps for phonemes',
@@ -400,6 +439,22 @@ describe('parseOptions: refusals', () => {
       code: 'invalid_option',
       param: 'timestamps',
       message: /^timestamps on POST need "transport": "sse"/,
+    },
+    {
+      name: 'timestamps in raw audio bytes, where the model cannot time words',
+      body: { text: 'Hi.', timestamps: true },
+      code: 'invalid_option',
+      param: 'timestamps',
+      message: /^timestamps on POST need "transport": "sse"/,
+    },
+    {
+      name: 'phoneme timestamps in raw audio bytes',
+      body: { text: 'Hi.', phoneme_timestamps: true },
+      ctx: { engine: timed },
+      code: 'invalid_option',
+      param: 'phoneme_timestamps',
+      message:
+        /^phoneme_timestamps on POST need "transport": "sse" \(they come as phoneme_timestamps events\)/,
     },
   ];
 
