@@ -196,6 +196,12 @@ export interface SessionDialect {
   /** One piece of a request's encoded audio. */
   audio(turn: Turn, bytes: Uint8Array): OutgoingFrame;
   /**
+   * The most bytes of a request's audio one {@link audio} frame may carry (whole samples): longer
+   * chunks go in several frames, so that a long sentence's audio never makes one huge message
+   * (base64 in JSON is a third larger). Unbounded when absent.
+   */
+  maxAudioBytes?(turn: Turn): number;
+  /**
    * After the last audio of a request; `figures` is undefined for a flush that had nothing to
    * speak. `warnings`: markup that was dropped (its text spoken).
    */

@@ -523,15 +523,20 @@ export class Lane {
         },
         { signal: controller.signal, startedAt: receivedAt },
       );
+      const maxBytes = dialect.maxAudioBytes?.(turn) ?? Infinity;
       for await (const bytes of run) {
-        // A cancel or the client's leaving: nothing more of this request is sent.
-        if (host.gone || controller.signal.aborted) break;
         const samples = run.samplesSoFar();
-        const frame = dialect.audio(turn, bytes);
-        const sent = host.send(frame.data, frame.binary);
-        current.sentSamples = samples;
-        if (current.sampleBytes > 0) current.sentOutput += bytes.length / current.sampleBytes;
-        await sent;
+        for (let at = 0; at < bytes.length; at += maxBytes) {
+          // A cancel or the client's leaving: nothing more of this request is sent.
+          if (host.gone || controller.signal.aborted) break;
+          const piece = bytes.subarray(at, at + maxBytes);
+          const frame = dialect.audio(turn, piece);
+          const sent = host.send(frame.data, frame.binary);
+          if (at + maxBytes >= bytes.length) current.sentSamples = samples;
+          if (current.sampleBytes > 0) current.sentOutput += piece.length / current.sampleBytes;
+          await sent;
+        }
+        if (host.gone || controller.signal.aborted) break;
       }
       if (host.gone || controller.signal.aborted) return;
       // A construct still open at the flush: not spoken; said after the rest, before completion.
