@@ -15,7 +15,7 @@ import { ttsError } from './errors.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { recordClientGone, recordCompletion } from './outcomes.ts';
 import { parseOptions, peekRequestId, synthesisRequest, type SynthesisOptions } from './request.ts';
-import type { SessionDialect, Turn } from './session-messages.ts';
+import type { AppendOptions, SessionDialect, Turn } from './session-messages.ts';
 import { Utterance } from './utterance.ts';
 import { codePointLength } from '../protocol/request.ts';
 
@@ -187,15 +187,14 @@ export class Lane {
   }
 
   /**
-   * `append`: text for the open utterance; the first one opens it, with the request's options.
-   * `generate`: what it holds is spoken now, even an unfinished sentence. `repeatsOptions`: the
-   * options of a later append are the dialect's repetition, ignored.
+   * `append`: text for the open utterance; the first one opens it, with the request's options;
+   * the dialect's {@link AppendOptions} say how it is taken.
    */
   append(
     fields: Record<string, unknown>,
     receivedAt: number,
     bytes: number,
-    { generate = false, repeatsOptions = false } = {},
+    { generate = false, repeatsOptions = false, holdMs, spaceSentences, mark }: AppendOptions = {},
   ): void {
     const requestId = this.#open?.requestId ?? peekRequestId(fields);
     try {
@@ -248,8 +247,12 @@ export class Lane {
         if (!this.#admit({ kind: 'utterance', utterance, receivedAt }, bytes)) return;
         this.#open = utterance;
       }
-      utterance.append(text, chars);
+      utterance.append(text, chars, {
+        ...(holdMs !== undefined ? { holdMs } : {}),
+        ...(spaceSentences !== undefined ? { spaceSentences } : {}),
+      });
       if (generate) utterance.generate();
+      if (mark !== undefined) utterance.mark(mark);
     } catch (err) {
       void this.#host.sendError(err, requestId, this.context);
       // A context whose first message failed holds nothing: it may be let go.
