@@ -47,6 +47,9 @@ export const CARTESIA_CHUNK_BYTES = 16_384;
 const BUFFER_DELAY_DEFAULT_MS = 3000;
 const BUFFER_DELAY_MAX_MS = 5000;
 
+/** Contexts with a refused turn remembered per session (the oldest is forgotten first). */
+const REFUSED_KEPT = 4096;
+
 /** The mark a `flush` puts in a context's audio; it answers `flush_done` when reached. */
 const FLUSH_MARK = 'flush';
 
@@ -142,6 +145,8 @@ export function cartesiaDialect(engine: Engine): SessionDialect {
   const lastChunk = new Map<string, number>();
   /** Each request's flushes answered so far: its chunks carry `flush_id` one more. */
   const flushes = new Map<string, number>();
+  /** Contexts whose turn had a message refused, until its last message. */
+  const refused = new Set<string>();
   let count = 0;
 
   const parse = (data: Buffer): Command | readonly Command[] => {
@@ -157,7 +162,10 @@ export function cartesiaDialect(engine: Engine): SessionDialect {
     // Without a context_id nothing can continue the request: it is complete as it is.
     const last = fields.continue !== true || fields.context_id === undefined;
     try {
-      if (fields.cancel === true) return { kind: 'close-context', context, drop: true };
+      if (fields.cancel === true) {
+        refused.delete(context);
+        return { kind: 'close-context', context, drop: true };
+      }
       const transcript = fields.transcript;
       if (typeof transcript !== 'string') {
         throw invalid('A generation request carries its text as a string: "transcript"', 'transcript');
@@ -169,7 +177,7 @@ export function cartesiaDialect(engine: Engine): SessionDialect {
       const holdMs = cartesiaBufferDelay(fields.max_buffer_delay_ms);
       // Each message gets an id; the one that opens the turn names it (a continuation's options,
       // its id among them, are ignored). The id says how the audio goes out: `f…` as 32-bit
-      // floats, `c…` as it is. No state per context is kept here, so nothing grows with them.
+      // floats, `c…` as it is.
       const float = (fields.output_format as Record<string, unknown>).encoding === 'pcm_f32le';
       const requestId = `${float ? 'f' : 'c'}${++count}`;
       const append: Command = {
@@ -184,8 +192,20 @@ export function cartesiaDialect(engine: Engine): SessionDialect {
         ...(fields.flush === true ? { mark: FLUSH_MARK } : {}),
       };
       if (!last) return append;
+      refused.delete(context);
       return [append, { kind: 'flush', fields: {}, context }];
     } catch (error) {
+      // A turn's messages repeat its options, so a refused one is refused again with each: it is
+      // answered once, and the rest of the turn is taken in silence. A client that reads its
+      // socket for the next turn (LiveKit's pool) would take a late error as that turn's.
+      if (refused.has(context)) {
+        if (last) refused.delete(context);
+        return { kind: 'keep-alive', context };
+      }
+      if (!last) {
+        refused.add(context);
+        if (refused.size > REFUSED_KEPT) refused.delete(refused.values().next().value!);
+      }
       return { kind: 'refuse', error, context };
     }
   };

@@ -1542,6 +1542,29 @@ describe('cartesiaDialect: messages', () => {
     });
   });
 
+  it('answers a turn’s refused messages once: the rest of that turn passes in silence', () => {
+    const dialect = cartesiaDialect(engine);
+    const embedding = { ...base, voice: { mode: 'embedding', embedding: [0.5] } };
+    const bad = (id: string, transcript: string, more: boolean) =>
+      dialect.parse(json({ ...embedding, context_id: id, transcript, continue: more }));
+    expectError(refusal(bad('a', 'One. ', true)).error, 'invalid_option', /^voice embeddings/, 'voice');
+    expect(bad('a', 'Two. ', true)).toStrictEqual({ kind: 'keep-alive', context: 'a' });
+    // Another context is answered for itself.
+    expect(refusal(bad('b', 'One. ', true)).context).toBe('b');
+    expect(bad('a', ' ', false)).toStrictEqual({ kind: 'keep-alive', context: 'a' });
+    // That turn is over: the id's next turn is answered again.
+    expect(refusal(bad('a', 'Three. ', true)).context).toBe('a');
+    // A cancel ends a turn too.
+    dialect.parse(json({ context_id: 'a', cancel: true }));
+    expect(refusal(bad('a', 'Four. ', true)).context).toBe('a');
+    // So does a last message that is taken.
+    expect(dialect.parse(json({ ...base, context_id: 'a', transcript: 'Fine.' }))).toHaveLength(2);
+    expect(refusal(bad('a', 'Five. ', true)).context).toBe('a');
+    // A turn of one message, refused, leaves nothing behind.
+    expect(refusal(bad('c', 'Alone.', false)).context).toBe('c');
+    expect(refusal(bad('c', 'Again.', true)).context).toBe('c');
+  });
+
   it('refuses in a fresh context when the request names none', () => {
     const refused = refusal(cartesiaDialect(engine).parse(json({ ...base, transcript: 5 })));
     expectError(refused.error, 'invalid_option', /carries its text as a string/, 'transcript');
