@@ -198,3 +198,24 @@ export function mapAudio(
     },
   };
 }
+
+/**
+ * The synthesis with its audio in pieces of at most `maxBytes` (a multiple of the sample size, so
+ * that every piece holds whole samples): a vendor's stream that sends its audio in bounded
+ * messages, however long a sentence is.
+ */
+export function pieceAudio(synthesis: HttpSynthesis, maxBytes: number): HttpSynthesis {
+  const { run } = synthesis;
+  return {
+    ...synthesis,
+    run: {
+      figures: () => run.figures(),
+      samplesSoFar: () => run.samplesSoFar(),
+      async *[Symbol.asyncIterator]() {
+        for await (const bytes of run) {
+          for (let at = 0; at < bytes.length; at += maxBytes) yield bytes.subarray(at, at + maxBytes);
+        }
+      },
+    },
+  };
+}

@@ -12,21 +12,12 @@ import { peekRequestId } from './request.ts';
 export type Command =
   /** One complete text to speak. */
   | { readonly kind: 'request'; readonly fields: Record<string, unknown>; readonly context?: string }
-  /**
-   * Text added to the open utterance (streamed text input). `generate`: speak what it holds now,
-   * even a sentence not yet ended, and keep it open (ElevenLabs' `flush`).
-   */
-  | {
+  /** Text added to the open utterance (streamed text input), taken as {@link AppendOptions} say. */
+  | ({
       readonly kind: 'append';
       readonly fields: Record<string, unknown>;
       readonly context?: string;
-      readonly generate?: boolean;
-      /**
-       * The dialect repeats the utterance's options on every message (Cartesia's continuations):
-       * they count on the first append and are ignored on the others, instead of being refused.
-       */
-      readonly repeatsOptions?: boolean;
-    }
+    } & AppendOptions)
   /** Speaks the rest of the open utterance and ends it. */
   | { readonly kind: 'flush'; readonly fields: Record<string, unknown>; readonly context?: string }
   /**
@@ -47,6 +38,32 @@ export type Command =
   /** Resets the idle clock (of the session, and of the context named) and nothing else. */
   | { readonly kind: 'keep-alive'; readonly context?: string }
   | { readonly kind: 'close' };
+
+/** How a dialect's append is taken, besides its text. */
+export interface AppendOptions {
+  /** Speak what the utterance holds now, even a sentence not yet ended, and keep it open (ElevenLabs' `flush`). */
+  readonly generate?: boolean;
+  /**
+   * The dialect repeats the utterance's options on every message (Cartesia's continuations):
+   * they count on the first append and are ignored on the others, instead of being refused.
+   */
+  readonly repeatsOptions?: boolean;
+  /**
+   * How long text that ends no sentence is held after this append, waiting for more, before it is
+   * spoken anyway (Cartesia's `max_buffer_delay_ms`); the server's UTTERANCE_IDLE_FLUSH_S otherwise.
+   */
+  readonly holdMs?: number;
+  /**
+   * The pieces are sentences written without the space between them (Pipecat sends its sentences
+   * so): a piece that starts a sentence right after one ended is joined with a space.
+   */
+  readonly spaceSentences?: boolean;
+  /**
+   * A named point after this append's text, which is spoken now: the dialect's {@link
+   * SessionDialect.mark} frame follows the audio before it (Cartesia's `flush_done`).
+   */
+  readonly mark?: string;
+}
 
 const CANCEL_TYPES = new Set(['cancel', 'clear', 'interrupt']);
 
@@ -196,6 +213,12 @@ export interface SessionDialect {
   /** One piece of a request's encoded audio. */
   audio(turn: Turn, bytes: Uint8Array): OutgoingFrame;
   /**
+   * The most bytes of a request's audio one {@link audio} frame may carry (whole samples): longer
+   * chunks go in several frames, so that a long sentence's audio never makes one huge message
+   * (base64 in JSON is a third larger). Unbounded when absent.
+   */
+  maxAudioBytes?(turn: Turn): number;
+  /**
    * After the last audio of a request; `figures` is undefined for a flush that had nothing to
    * speak. `warnings`: what it asked for and did not get (timestamps from a model that cannot
    * time, markup that was dropped).
@@ -215,7 +238,10 @@ export interface SessionDialect {
   ended?(turn: Turn): void;
   /** Words are wanted for every request the engine can time, whatever `timestamps` says. */
   readonly alwaysWords?: boolean;
-  /** An SSML `<mark>`, before the audio after it; `timeS` on the request's audio clock. */
+  /**
+   * An SSML `<mark>` or an append's {@link AppendOptions.mark}, before the audio after it; `timeS`
+   * on the request's audio clock.
+   */
   mark(turn: Turn, name: string, timeS: number): object | undefined;
   /**
    * After the last audio of what a cancel cut. `target`: the cancel's own request id, else the

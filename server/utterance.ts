@@ -42,6 +42,10 @@ export class Utterance implements AsyncIterable<Segment> {
   #ended = false;
   #chars = 0;
   #idleTimer: NodeJS.Timeout | undefined;
+  /** The hold of the armed idle timer, in milliseconds. */
+  #idleMs = 0;
+  /** The end of the text appended so far (a few characters), to see where a sentence ended. */
+  #tail = '';
 
   /** @param segmenter reads the utterance's text (the engine's, with the request's voice and markup settings). */
   constructor(options: SynthesisOptions, limits: UtteranceLimits, segmenter: Segmenter) {
@@ -80,13 +84,20 @@ export class Utterance implements AsyncIterable<Segment> {
   }
 
   /**
-   * Adds text; every sentence it completes goes to the engine now.
+   * Adds text; every sentence it completes goes to the engine now. `holdMs`: how long what ends no
+   * sentence waits for more before it is spoken (the limits' idle flush otherwise; 0: never).
+   * `spaceSentences`: the pieces are sentences that may lack the space between them.
    * @throws TtsError `text_too_long` when the text would hold more than the limit unspoken (nothing
    *   is added; the utterance stays open); `invalid_markup` (and the others markup may raise: an
    *   unknown voice, a speed out of range) for markup that cannot be spoken.
    */
-  append(text: string, chars: number): void {
+  append(
+    written: string,
+    chars: number,
+    { holdMs, spaceSentences = false }: { holdMs?: number; spaceSentences?: boolean } = {},
+  ): void {
     if (this.#ended) throw new Error('append after the utterance ended');
+    const text = spaceSentences && startsSentenceAfterOne(this.#tail, written) ? ` ${written}` : written;
     const bytes = Buffer.byteLength(text);
     const { maxBufferedBytes } = this.#limits;
     if (this.bufferedBytes + bytes > maxBufferedBytes) {
@@ -96,11 +107,12 @@ export class Utterance implements AsyncIterable<Segment> {
       );
     }
     this.#chars += chars;
+    if (text !== '') this.#tail = (this.#tail + text).slice(-TAIL_CHARS);
     // A construct that cannot be spoken is skipped, the rest of the append spoken, and the error
     // sent; the utterance goes on.
     const { segments, error } = this.#segmenter.read(text);
     this.#push(segments);
-    this.#armIdleFlush();
+    this.#armIdleFlush(holdMs ?? this.#limits.idleFlushMs);
     if (error !== undefined) throw error;
   }
 
@@ -124,6 +136,15 @@ export class Utterance implements AsyncIterable<Segment> {
   generate(): void {
     if (this.#ended) return;
     this.#push(this.#segmenter.flushSentence());
+  }
+
+  /**
+   * Speaks what is buffered now and puts a named point after it: the run reports it (`onMark`)
+   * once the audio before it is out. The utterance stays open.
+   */
+  mark(name: string): void {
+    if (this.#ended) return;
+    this.#push([...this.#segmenter.flushSentence(), { kind: 'mark', name }]);
   }
 
   /** The error of a construct still open at `flush`, if there was one. */
@@ -174,16 +195,38 @@ export class Utterance implements AsyncIterable<Segment> {
     waiter?.({ value: undefined, done: true });
   }
 
-  /** An agent that stalls mid-sentence (a tool call, say) still has its words spoken. */
-  #armIdleFlush(): void {
-    const ms = this.#limits.idleFlushMs;
-    if (ms === 0) return;
-    if (this.#idleTimer) {
+  /**
+   * An agent that stalls mid-sentence (a tool call, say) still has its words spoken, `ms` after
+   * its last append (0: never).
+   */
+  #armIdleFlush(ms: number): void {
+    if (this.#idleTimer && ms === this.#idleMs) {
       this.#idleTimer.refresh();
       return;
     }
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
+    this.#idleMs = ms;
+    if (ms === 0) return;
     this.#idleTimer = setTimeout(() => {
       if (!this.#ended) this.#push(this.#segmenter.flushSentence());
     }, ms).unref();
   }
+}
+
+/** Characters of the text's end kept to see where a sentence ended. */
+const TAIL_CHARS = 8;
+
+/** A sentence's end: its mark, then any closing quotes or brackets. */
+const SENTENCE_END = /[.!?…]["'”’)\]]*$/u;
+/** A sentence's start: a capital, perhaps after an opening quote or bracket. */
+const SENTENCE_START = /^["'“‘([]?\p{Lu}/u;
+
+/**
+ * `next` starts a sentence right after `before` ended one, with no space between them ("there."
+ * then "How"): read together they would make one word. Digits and lower case after a full stop
+ * (3.5, example.com) are left as written.
+ */
+export function startsSentenceAfterOne(before: string, next: string): boolean {
+  return SENTENCE_END.test(before) && SENTENCE_START.test(next);
 }

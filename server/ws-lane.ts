@@ -15,7 +15,7 @@ import { ttsError } from './errors.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { recordClientGone, recordCompletion, type LineQuota } from './outcomes.ts';
 import { parseOptions, peekRequestId, synthesisRequest, type SynthesisOptions } from './request.ts';
-import type { SessionDialect, Turn } from './session-messages.ts';
+import type { AppendOptions, SessionDialect, Turn } from './session-messages.ts';
 import { Utterance } from './utterance.ts';
 import { codePointLength } from '../protocol/request.ts';
 
@@ -212,15 +212,14 @@ export class Lane {
   }
 
   /**
-   * `append`: text for the open utterance; the first one opens it, with the request's options.
-   * `generate`: what it holds is spoken now, even an unfinished sentence. `repeatsOptions`: the
-   * options of a later append are the dialect's repetition, ignored.
+   * `append`: text for the open utterance; the first one opens it, with the request's options;
+   * the dialect's {@link AppendOptions} say how it is taken.
    */
   append(
     fields: Record<string, unknown>,
     receivedAt: number,
     bytes: number,
-    { generate = false, repeatsOptions = false } = {},
+    { generate = false, repeatsOptions = false, holdMs, spaceSentences, mark }: AppendOptions = {},
   ): void {
     const requestId = this.#open?.requestId ?? peekRequestId(fields);
     try {
@@ -273,8 +272,12 @@ export class Lane {
         if (!this.#admit({ kind: 'utterance', utterance, receivedAt }, bytes)) return;
         this.#open = utterance;
       }
-      utterance.append(text, chars);
+      utterance.append(text, chars, {
+        ...(holdMs !== undefined ? { holdMs } : {}),
+        ...(spaceSentences !== undefined ? { spaceSentences } : {}),
+      });
       if (generate) utterance.generate();
+      if (mark !== undefined) utterance.mark(mark);
     } catch (err) {
       this.#host.refuse(err, requestId, this.context);
       // A context whose first message failed holds nothing: it may be let go.
@@ -574,15 +577,20 @@ export class Lane {
         },
         { signal: controller.signal, startedAt: receivedAt },
       );
+      const maxBytes = dialect.maxAudioBytes?.(turn) ?? Infinity;
       for await (const bytes of run) {
-        // A cancel or the client's leaving: nothing more of this request is sent.
-        if (host.gone || controller.signal.aborted) break;
         const samples = run.samplesSoFar();
-        const frame = dialect.audio(turn, bytes);
-        const sent = host.send(frame.data, frame.binary);
-        current.sentSamples = samples;
-        if (current.sampleBytes > 0) current.sentOutput += bytes.length / current.sampleBytes;
-        await sent;
+        for (let at = 0; at < bytes.length; at += maxBytes) {
+          // A cancel or the client's leaving: nothing more of this request is sent.
+          if (host.gone || controller.signal.aborted) break;
+          const piece = bytes.subarray(at, at + maxBytes);
+          const frame = dialect.audio(turn, piece);
+          const sent = host.send(frame.data, frame.binary);
+          if (at + maxBytes >= bytes.length) current.sentSamples = samples;
+          if (current.sampleBytes > 0) current.sentOutput += piece.length / current.sampleBytes;
+          await sent;
+        }
+        if (host.gone || controller.signal.aborted) break;
       }
       if (host.gone || controller.signal.aborted) return;
       // A construct still open at the flush: not spoken; said after the rest, before completion.

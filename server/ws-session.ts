@@ -233,12 +233,7 @@ export class Session implements Drainable {
         return true;
       }
       case 'append':
-        return this.#with(command.context, (lane) =>
-          lane.append(command.fields, receivedAt, bytes, {
-            generate: command.generate === true,
-            repeatsOptions: command.repeatsOptions === true,
-          }),
-        );
+        return this.#with(command.context, (lane) => lane.append(command.fields, receivedAt, bytes, command));
       case 'flush':
         return this.#with(command.context, (lane) => lane.flush(command.fields));
       case 'request':

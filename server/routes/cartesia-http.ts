@@ -1,22 +1,30 @@
 /**
  * Cartesia's text-to-speech over HTTP, under /tts: `POST /tts/bytes` (the audio, streamed as it is
  * synthesized, in a raw, wav or mp3 container) and `POST /tts/sse` (Cartesia's `chunk`,
- * `timestamps`, `phoneme_timestamps` and `done` events, raw audio only). What Cartesia's SDK and
- * LiveKit's plugin send is translated into the server's request; every error under the prefix, the shared hooks' too (auth,
- * the drain), answers in Cartesia's shape, `{"error_code", "title", "message", "request_id"}` with
- * `error` (the message) for older clients.
+ * `timestamps`, `phoneme_timestamps` and `done` events, raw audio only), both in pieces of
+ * Cartesia's chunk size. What Cartesia's SDK and LiveKit's plugin send is translated into the
+ * server's request; every error under the prefix, the shared hooks' too (auth, the drain), answers
+ * in Cartesia's shape, `{"error_code", "title", "message", "request_id"}` with `error` (the
+ * message) for older clients.
  */
 import { Readable } from 'node:stream';
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import type { Engine, PhonemeTiming, WordTiming } from '../../model/engine.ts';
 import { FORMATS } from '../../protocol/formats.ts';
 import { sseEvent } from '../../protocol/sse.ts';
-import { cartesiaError, cartesiaPhonemes, cartesiaSpeed, cartesiaVoiceId } from '../cartesia.ts';
+import {
+  CARTESIA_CHUNK_BYTES,
+  cartesiaError,
+  cartesiaPhonemes,
+  cartesiaSpeed,
+  cartesiaVoiceId,
+} from '../cartesia.ts';
 import type { Config } from '../config.ts';
 import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../errors.ts';
 import {
   firstAudio,
   mapAudio,
+  pieceAudio,
   sendAudioStream,
   startHttpSynthesis,
   type HttpSynthesis,
@@ -207,7 +215,10 @@ export const cartesiaRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lif
       limits: config,
     });
     // PCM16 comes in whole samples, so each piece widens on its own.
-    const sent = output.float ? mapAudio(synthesis, pcm16ToFloat32) : synthesis;
+    const sent = pieceAudio(
+      output.float ? mapAudio(synthesis, pcm16ToFloat32) : synthesis,
+      CARTESIA_CHUNK_BYTES,
+    );
     return sendAudioStream(reply, sent, contentType(output));
   });
 
@@ -228,7 +239,10 @@ export const cartesiaRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lif
         ? { onPhonemes: (phonemes: readonly PhonemeTiming[]) => sounds.push(...phonemes) }
         : {}),
     });
-    const sent = output.float ? mapAudio(synthesis, pcm16ToFloat32) : synthesis;
+    const sent = pieceAudio(
+      output.float ? mapAudio(synthesis, pcm16ToFloat32) : synthesis,
+      CARTESIA_CHUNK_BYTES,
+    );
     // The status waits for the first audio, so that a failure before it is a clean error answer.
     const started = performance.now();
     const audio = sent.run[Symbol.asyncIterator]();

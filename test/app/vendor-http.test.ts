@@ -482,7 +482,7 @@ describe('Cartesia: bad input gets Cartesia’s error shape, and the server serv
       { ...ok, voice: { mode: 'embedding', embedding: [0.1, 0.2] } },
       400,
       'invalid_option',
-      /^voice embeddings are not supported here; name a voice by its id$/,
+      /^voice embeddings are not supported here: Kokoro speaks its own voices; name one by its id, as \{"mode": "id", "id": "af_heart"\} \(a Kokoro voice or a mapped Cartesia id\)$/,
     ],
     [
       'a voice of the wrong type',

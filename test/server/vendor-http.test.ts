@@ -80,6 +80,35 @@ async function readAll(stream: ReadableStream<Uint8Array>): Promise<Buffer> {
   return Buffer.concat(parts);
 }
 
+/**
+ * POSTs JSON over a bare socket and reads the chunked answer as it was framed: the head and each
+ * chunk's bytes (an HTTP client would join them).
+ */
+async function chunkedBody(path: string, body: object): Promise<{ head: string; chunks: Buffer[] }> {
+  const { hostname, port } = new URL(server.http);
+  const json = JSON.stringify(body);
+  const socket = net.connect({ host: hostname, port: Number(port) });
+  // Written, not ended: the server closes once it has answered (Connection: close).
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`,
+  );
+  const parts: Buffer[] = [];
+  for await (const part of socket) parts.push(part as Buffer);
+  const raw = Buffer.concat(parts);
+  const end = raw.indexOf('\r\n\r\n');
+  const chunks: Buffer[] = [];
+  for (let at = end + 4; ; ) {
+    const line = raw.indexOf('\r\n', at);
+    const size = parseInt(raw.subarray(at, line).toString(), 16);
+    if (line < 0 || Number.isNaN(size)) throw new Error(`not a chunked body at byte ${at}`);
+    if (size === 0) break;
+    chunks.push(raw.subarray(line + 2, line + 2 + size));
+    at = line + 2 + size + 2;
+  }
+  return { head: raw.subarray(0, end + 4).toString(), chunks };
+}
+
 /** The error a promise rejects with. */
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(
@@ -277,7 +306,10 @@ describe('Cartesia’s SDK', () => {
     expect(chunks.length).toBeGreaterThan(1);
     for (const chunk of chunks)
       expect(chunk).toMatchObject({ done: false, status_code: 206, context_id: 'ctx-sse' });
-    const audio = Buffer.concat(chunks.map((c) => Buffer.from(c.data as string, 'base64')));
+    const pieces = chunks.map((c) => Buffer.from(c.data as string, 'base64'));
+    // Cartesia's chunk size, 16384 bytes of audio, however long the sentence.
+    expect(Math.max(...pieces.map((p) => p.length))).toBe(16_384);
+    const audio = Buffer.concat(pieces);
     expect(bytesDiff(audio, await reference('af_heart'))).toBeUndefined();
     const stamps = events
       .filter((e) => e.type === 'timestamps')
@@ -286,6 +318,14 @@ describe('Cartesia’s SDK', () => {
     const starts = stamps.flatMap((s) => s.start);
     expect(starts).toEqual([...starts].sort((a, b) => a - b));
     expect(Math.abs(stamps.at(-1)!.end.at(-1)! - audio.length / 2 / 24_000)).toBeLessThanOrEqual(0.05);
+  });
+
+  it('/tts/bytes writes its audio in chunks of at most 16384 bytes, as the SSE route does', async () => {
+    const { chunks, head } = await chunkedBody('/tts/bytes', request);
+    expect(head).toMatch(/^HTTP\/1\.1 200 /);
+    expect(head).toMatch(/\r\ntransfer-encoding: chunked\r\n/i);
+    expect(Math.max(...chunks.map((c) => c.length))).toBe(16_384);
+    expect(bytesDiff(Buffer.concat(chunks), await reference('af_heart'))).toBeUndefined();
   });
 
   it('every mapped Cartesia voice speaks as its Kokoro voice', async () => {

@@ -208,12 +208,50 @@ describe('the vendors’ SDKs', () => {
     expect(errors).toEqual([]);
     expect(types.at(-1)).toBe('done');
     expect(words).toEqual(['The', 'SDK', 'writes', 'this', 'in', 'two', 'parts.']);
+    // Chunks of Cartesia's size, 16384 bytes of audio, whatever the sentence's length.
+    expect(Math.max(...floats.map((f) => f.length))).toBe(16_384);
     const f32 = Buffer.concat(floats);
     const s16 = await reference('The SDK writes this in two parts.');
     expect(f32.length).toBe(s16.length * 2);
     for (let i = 0; i < s16.length / 2; i += 97) {
       expect(f32.readFloatLE(i * 4)).toBe(s16.readInt16LE(i * 2) / 32768);
     }
+  });
+
+  it('Cartesia SDK: flush() speaks what is held and answers flush_done after its audio; chunks carry their flush_id', async () => {
+    // Cartesia's own example (docs: WebSocket Flushing): push, flush, push, no_more_inputs.
+    const client = new Cartesia({ apiKey: 'dummy', baseURL: server.http, maxRetries: 0 });
+    const ws = await client.tts.websocket({
+      createConnection: (o: { host: string; port: number }) => net.connect({ host: o.host, port: o.port }),
+    } as never);
+    const ctx = ws.context({
+      model_id: 'sonic-3',
+      voice: { mode: 'id', id: 'af_heart' },
+      output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 24000 },
+    } as never);
+    await ctx.push({ transcript: 'Stay hungry, ' });
+    await ctx.flush();
+    await ctx.push({ transcript: 'stay foolish.' });
+    await ctx.no_more_inputs();
+    const events: { type: string; flush_id?: number; audio?: Uint8Array }[] = [];
+    for await (const event of ctx.receive({ timeout: 20_000 })) events.push(event as never);
+    ws.close();
+    const flushDone = events.findIndex((e) => e.type === 'flush_done');
+    expect(events[flushDone]).toMatchObject({
+      type: 'flush_done',
+      flush_done: true,
+      done: false,
+      flush_id: 1,
+    });
+    const before = events.slice(0, flushDone).filter((e) => e.type === 'chunk');
+    const after = events.slice(flushDone + 1).filter((e) => e.type === 'chunk');
+    expect(new Set(before.map((e) => e.flush_id))).toEqual(new Set([1]));
+    expect(new Set(after.map((e) => e.flush_id))).toEqual(new Set([2]));
+    // The flush spoke the unfinished sentence at once; the rest followed it.
+    const audio = (chunks: typeof before) => Buffer.concat(chunks.map((e) => Buffer.from(e.audio!)));
+    expect(audio(before).equals(await reference('Stay hungry,'))).toBe(true);
+    expect(audio(after).equals(await reference('stay foolish.'))).toBe(true);
+    expect(events.at(-1)!.type).toBe('done');
   });
 
   it('Deepgram SDK: Speak, Flush → audio then Flushed; the audio is our PCM for the text', async () => {
@@ -483,6 +521,37 @@ describe('bad input: the dialect’s own error shape, and the socket serves on',
     client.send({ context_id: 'calm', close_context: true }, false);
     await client.until((c) => messages(c).some((m) => m.isFinal === true && m.contextId === 'calm'), 'calm');
     expect(client.closeCode).toBeUndefined();
+    client.close();
+  });
+});
+
+describe('Cartesia’s max_buffer_delay_ms', () => {
+  const request = {
+    model_id: 'sonic-3',
+    voice: 'af_heart',
+    output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 24000 },
+    continue: true,
+  };
+  const chunks = (client: TestClient, context: string) =>
+    decodedAudio(client, 'data', (m) => m.context_id === context);
+
+  it('0 speaks each piece as it arrives; a delay speaks what ends no sentence once it has passed; by default it waits 3 s', async () => {
+    const client = await open(`${wsBase()}/tts/websocket`);
+    const unfinished = 'Words that end no sentence';
+    client.send({ ...request, context_id: 'held', transcript: unfinished }, false);
+    client.send({ ...request, context_id: 'now', transcript: unfinished, max_buffer_delay_ms: 0 }, false);
+    client.send({ ...request, context_id: 'soon', transcript: unfinished, max_buffer_delay_ms: 300 }, false);
+    await client.until((c) => chunks(c, 'now').length > 0 && chunks(c, 'soon').length > 0, 'now and soon');
+    const expected = await reference(unfinished);
+    expect(chunks(client, 'now').equals(expected)).toBe(true);
+    expect(chunks(client, 'soon').equals(expected)).toBe(true);
+    // Cartesia's default, 3 s, has not passed: what "held" has is still held.
+    expect(chunks(client, 'held').length).toBe(0);
+    for (const context of ['held', 'now', 'soon'])
+      client.send({ ...request, context_id: context, transcript: '', continue: false }, false);
+    await client.until((c) => messages(c).filter((m) => m.type === 'done').length === 3, 'three done');
+    expect(chunks(client, 'held').equals(expected)).toBe(true);
+    expect(messages(client).filter((m) => m.type === 'error')).toEqual([]);
     client.close();
   });
 });

@@ -33,6 +33,7 @@ import {
   parseMessage,
   type Command,
 } from '../../dist/server/session-messages.js';
+import { startsSentenceAfterOne } from '../../dist/server/utterance.js';
 import {
   CARTESIA_VOICES,
   ELEVENLABS_VOICES,
@@ -1210,11 +1211,12 @@ describe('cartesiaVoiceId', () => {
   it.each([
     { mode: 'embedding', embedding: [0.1, 0.2] },
     { mode: 'embedding', id: 'af_heart' },
+    { mode: 'embedding' },
   ])('refuses an embedding %j', (voice) => {
     expectError(
       thrown(() => cartesiaVoiceId(voice)),
       'invalid_option',
-      /^voice embeddings are not supported here; name a voice by its id$/,
+      /^voice embeddings are not supported here: Kokoro speaks its own voices; name one by its id, as \{"mode": "id", "id": "af_heart"\} \(a Kokoro voice or a mapped Cartesia id\)$/,
       'voice',
     );
   });
@@ -1284,6 +1286,8 @@ describe('cartesiaDialect: messages', () => {
     language: 'en',
   };
   const options = { voice: 'af_heart', format: 'pcm', sample_rate: 24000, markup: 'none' };
+  /** How an append is taken without max_buffer_delay_ms: held up to Cartesia's default 3 s. */
+  const HELD = { repeatsOptions: true, spaceSentences: true, holdMs: 3000 } as const;
   const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
   it('joins a context continuations into one utterance, ended by a request without continue', () => {
@@ -1296,8 +1300,7 @@ describe('cartesiaDialect: messages', () => {
       kind: 'append',
       fields: { ...options, request_id: 'c1', text: 'Hello ' },
       context: 'a',
-      generate: false,
-      repeatsOptions: true,
+      ...HELD,
     });
     expect(
       dialect.parse(json({ ...base, transcript: 'world.', context_id: 'a', continue: true })),
@@ -1306,16 +1309,14 @@ describe('cartesiaDialect: messages', () => {
       // A continuation's own id is ignored, as its other options are: the turn keeps its first id.
       fields: { ...options, request_id: 'c2', text: 'world.' },
       context: 'a',
-      generate: false,
-      repeatsOptions: true,
+      ...HELD,
     });
     expect(dialect.parse(json({ ...base, transcript: '', context_id: 'a', continue: false }))).toStrictEqual([
       {
         kind: 'append',
         fields: { ...options, request_id: 'c3', text: '' },
         context: 'a',
-        generate: false,
-        repeatsOptions: true,
+        ...HELD,
       },
       { kind: 'flush', fields: {}, context: 'a' },
     ]);
@@ -1324,14 +1325,13 @@ describe('cartesiaDialect: messages', () => {
         kind: 'append',
         fields: { ...options, request_id: 'c4', text: 'Again.' },
         context: 'a',
-        generate: false,
-        repeatsOptions: true,
+        ...HELD,
       },
       { kind: 'flush', fields: {}, context: 'a' },
     ]);
   });
 
-  it('gives every message an id of its own, and keeps no state per context', () => {
+  it('gives every message an id of its own', () => {
     const dialect = cartesiaDialect(engine);
     expect(dialect.parse(json({ ...base, transcript: 'a', context_id: 'a', continue: true }))).toMatchObject({
       fields: { request_id: 'c1' },
@@ -1373,8 +1373,8 @@ describe('cartesiaDialect: messages', () => {
         text: 'Hi.',
       },
       context: 'a',
-      generate: true,
-      repeatsOptions: true,
+      ...HELD,
+      mark: 'flush',
     });
   });
 
@@ -1496,6 +1496,16 @@ describe('cartesiaDialect: messages', () => {
       /^speed should be a number/,
       'speed',
     ],
+    ...[-1, 5001, 1.5, '0', true].map(
+      (delay) =>
+        [
+          `max_buffer_delay_ms ${JSON.stringify(delay)}`,
+          { ...base, transcript: 'x', max_buffer_delay_ms: delay },
+          'invalid_option',
+          /^max_buffer_delay_ms should be a whole number of milliseconds from 0 to 5000 \(0: each transcript is spoken as it arrives; default 3000\)$/,
+          'max_buffer_delay_ms',
+        ] as [string, Record<string, unknown>, string, RegExp, string],
+    ),
   ];
   it.each(refusals)('refuses %s in its context', (_name, message, code, text, param) => {
     const dialect = cartesiaDialect(engine);
@@ -1509,6 +1519,50 @@ describe('cartesiaDialect: messages', () => {
       kind: 'append',
       fields: { request_id: 'c1' },
     });
+  });
+
+  it.each([
+    [0, { generate: true, holdMs: 0 }],
+    [250, { holdMs: 250 }],
+    [5000, { holdMs: 5000 }],
+    [null, { holdMs: 3000 }],
+  ] as const)('max_buffer_delay_ms %j: %j', (delay, taken) => {
+    const dialect = cartesiaDialect(engine);
+    expect(
+      dialect.parse(
+        json({ ...base, transcript: 'Hi', context_id: 'a', continue: true, max_buffer_delay_ms: delay }),
+      ),
+    ).toStrictEqual({
+      kind: 'append',
+      fields: { ...options, request_id: 'c1', text: 'Hi' },
+      context: 'a',
+      repeatsOptions: true,
+      spaceSentences: true,
+      ...taken,
+    });
+  });
+
+  it('answers a turn’s refused messages once: the rest of that turn passes in silence', () => {
+    const dialect = cartesiaDialect(engine);
+    const embedding = { ...base, voice: { mode: 'embedding', embedding: [0.5] } };
+    const bad = (id: string, transcript: string, more: boolean) =>
+      dialect.parse(json({ ...embedding, context_id: id, transcript, continue: more }));
+    expectError(refusal(bad('a', 'One. ', true)).error, 'invalid_option', /^voice embeddings/, 'voice');
+    expect(bad('a', 'Two. ', true)).toStrictEqual({ kind: 'keep-alive', context: 'a' });
+    // Another context is answered for itself.
+    expect(refusal(bad('b', 'One. ', true)).context).toBe('b');
+    expect(bad('a', ' ', false)).toStrictEqual({ kind: 'keep-alive', context: 'a' });
+    // That turn is over: the id's next turn is answered again.
+    expect(refusal(bad('a', 'Three. ', true)).context).toBe('a');
+    // A cancel ends a turn too.
+    dialect.parse(json({ context_id: 'a', cancel: true }));
+    expect(refusal(bad('a', 'Four. ', true)).context).toBe('a');
+    // So does a last message that is taken.
+    expect(dialect.parse(json({ ...base, context_id: 'a', transcript: 'Fine.' }))).toHaveLength(2);
+    expect(refusal(bad('a', 'Five. ', true)).context).toBe('a');
+    // A turn of one message, refused, leaves nothing behind.
+    expect(refusal(bad('c', 'Alone.', false)).context).toBe('c');
+    expect(refusal(bad('c', 'Again.', true)).context).toBe('c');
   });
 
   it('refuses in a fresh context when the request names none', () => {
@@ -1542,6 +1596,26 @@ describe('cartesiaDialect: messages', () => {
   });
 });
 
+describe('startsSentenceAfterOne: sentences sent with nothing between them (Pipecat’s)', () => {
+  it.each([
+    ['Hello there.', 'How are you?', true],
+    ['Really?', 'Yes.', true],
+    ['Wow!', '"Great," she said.', true],
+    ['He said "stop."', 'Then he left.', true],
+    ['It ended…', 'Then more.', true],
+    ['(See above.)', 'Next.', true],
+    ['', 'Hello.', false],
+    ['Hello there. ', 'How', false],
+    ['Hello there.', ' How', false],
+    ['The value is 3.', '5 percent', false],
+    ['Visit example.', 'com today', false],
+    ['Hello', 'World', false],
+    ['你好。', '再见。', false],
+  ] as const)('%j then %j: %s', (before, next, expected) => {
+    expect(startsSentenceAfterOne(before, next)).toBe(expected);
+  });
+});
+
 describe('cartesiaDialect: frames', () => {
   const base = { voice: 'af_heart', transcript: 'x', continue: true };
 
@@ -1562,6 +1636,7 @@ describe('cartesiaDialect: frames', () => {
       done: false,
       status_code: 206,
       step_time: expect.any(Number),
+      flush_id: 1,
       context_id: 'a',
     });
     expect(first.step_time).toBe(0);
@@ -1595,6 +1670,33 @@ describe('cartesiaDialect: frames', () => {
     expect(frame.context_id).toBe('f');
     const plain = sentJson(dialect.audio({ requestId: 'c1', context: 's' }, pcm16(samples)));
     expect(Buffer.from(plain.data as string, 'base64')).toEqual(Buffer.from(pcm16(samples)));
+  });
+
+  it('answers a flush with flush_done; chunks carry the number of the flush they come before', () => {
+    const dialect = cartesiaDialect(engine);
+    const turn = { requestId: 'c1', context: 'a' };
+    const flushId = () => sentJson(dialect.audio(turn, pcm16([1, 2]))).flush_id;
+    expect(flushId()).toBe(1);
+    expect(dialect.mark(turn, 'flush', 0.5)).toStrictEqual({
+      type: 'flush_done',
+      done: false,
+      flush_done: true,
+      flush_id: 1,
+      status_code: 206,
+      context_id: 'a',
+    });
+    expect(flushId()).toBe(2);
+    expect(dialect.mark(turn, 'flush', 0.9)).toMatchObject({ flush_id: 2 });
+    // Each turn counts its own, from 1.
+    expect(sentJson(dialect.audio({ requestId: 'c2', context: 'b' }, pcm16([1]))).flush_id).toBe(1);
+    dialect.ended!(turn);
+    expect(flushId()).toBe(1);
+  });
+
+  it('carries at most 16384 bytes of audio in a chunk, as Cartesia does: 8192 of PCM16 widened to floats', () => {
+    const dialect = cartesiaDialect(engine);
+    expect(dialect.maxAudioBytes!({ requestId: 'c1', context: 'a' })).toBe(16_384);
+    expect(dialect.maxAudioBytes!({ requestId: 'f2', context: 'a' })).toBe(8192);
   });
 
   it('sends words as timestamps messages', () => {
