@@ -248,14 +248,12 @@ describe('phoneme timestamps', () => {
     client.send({ ...packet, transcript: 'Hello there. ', continue: true });
     client.send({ ...packet, transcript: 'How are you?', continue: false });
     await client.until((c) => c.controls('done').length === 1, 'done');
-    const types = client.controls().map((m) => m.type);
-    expect(types.filter((t) => t !== 'timestamps')).toEqual([
-      'phoneme_timestamps',
-      'chunk',
-      'phoneme_timestamps',
-      'chunk',
-      'done',
-    ]);
+    // A chunk's audio goes in messages of Cartesia's size: one run of `chunk` messages each.
+    const types = client
+      .controls()
+      .map((m) => m.type)
+      .filter((t, i, all) => t !== 'timestamps' && !(t === 'chunk' && all[i - 1] === 'chunk'));
+    expect(types).toEqual(['phoneme_timestamps', 'chunk', 'phoneme_timestamps', 'chunk', 'done']);
     const sounds = client
       .controls('phoneme_timestamps')
       .map((m) => m.phoneme_timestamps as { phonemes: string[]; start: number[]; end: number[] });
@@ -332,9 +330,12 @@ describe('a model without durations: the audio all the same, untimed', () => {
     client.send({ ...packet, transcript: ' ', continue: false });
     await client.until((c) => c.controls().some((m) => m.done === true), 'done');
     const messages = client.controls();
-    expect(messages.map((m) => m.type)).toEqual(['chunk', 'done']);
+    expect(new Set(messages.slice(0, -1).map((m) => m.type))).toEqual(new Set(['chunk']));
     expect(messages.at(-1)).toEqual({ type: 'done', done: true, status_code: 200, context_id: 'lk' });
-    expect(Buffer.from(messages[0]!.data as string, 'base64').length).toBeGreaterThan(BYTES_PER_SECOND / 4);
+    const audio = messages
+      .slice(0, -1)
+      .reduce((n, m) => n + Buffer.from(m.data as string, 'base64').length, 0);
+    expect(audio).toBeGreaterThan(BYTES_PER_SECOND / 4);
     client.close();
   });
 
