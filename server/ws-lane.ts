@@ -112,11 +112,11 @@ interface Current {
   readonly requestId: string;
   readonly utterance?: Utterance;
   readonly sampleRate: number;
-  /** Bytes of one sample, for formats whose bytes count samples exactly (PCM, μ-law); else 0. */
+  /** Bytes of one sample, for formats whose bytes count samples exactly (PCM, μ-law, A-law); else 0. */
   readonly sampleBytes: number;
   /** Samples at 24 kHz whose audio has been handed to the socket. */
   sentSamples: number;
-  /** Output samples handed to the socket, counted from the bytes (PCM, μ-law). */
+  /** Output samples handed to the socket, counted from the bytes (PCM, μ-law, A-law). */
   sentOutput: number;
   /** Every word timed so far, on the request's clock. */
   readonly words: WordTiming[] | undefined;
@@ -490,7 +490,8 @@ export class Lane {
       requestId: options.requestId,
       ...(typeof text === 'string' ? {} : { utterance: text }),
       sampleRate: options.sampleRate,
-      sampleBytes: options.format === 'pcm' ? 2 : options.format === 'mulaw' ? 1 : 0,
+      sampleBytes:
+        options.format === 'pcm' ? 2 : options.format === 'mulaw' || options.format === 'alaw' ? 1 : 0,
       sentSamples: 0,
       sentOutput: 0,
       words: timed ? [] : undefined,
