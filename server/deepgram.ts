@@ -8,7 +8,7 @@
  * Client messages: `Speak` (text for the open utterance), `Flush` (speak it; answered by `Flushed`
  * after its audio), `Clear` (barge-in; answered by `Cleared`, and no audio from before it
  * follows), `KeepAlive` (only resets the idle clock), `Close` (finish, then close). The server sends `Metadata` first, audio as binary
- * frames, and problems as `Warning` frames; the session stays open.
+ * frames, and problems as `Warning` frames ({@link deepgramWarning}); the session stays open.
  */
 import { randomUUID } from 'node:crypto';
 import type { Engine } from '../model/engine.ts';
@@ -25,6 +25,19 @@ export function isDeepgramPath(path: string | undefined): boolean {
   return path !== undefined && path.replace(/^\/+/, '').split('?')[0] === DEEPGRAM_PATH.slice(1);
 }
 
+/** Deepgram's warning frame. `warn_msg` repeats the description: LiveKit's plugin logs that field. */
+export interface DeepgramWarning {
+  readonly type: 'Warning';
+  readonly description: string;
+  readonly code: string;
+  readonly warn_msg: string;
+}
+
+/** Every Warning this server sends on Deepgram's protocol is built here. */
+export function deepgramWarning(code: string, description: string): DeepgramWarning {
+  return { type: 'Warning', description, code, warn_msg: description };
+}
+
 const ENCODINGS = { linear16: 'pcm', mulaw: 'mulaw' } as const;
 
 /** A query the server cannot serve: refused at connection time, and the session closes with 1008. */
@@ -39,7 +52,7 @@ const MODEL_UUID = randomUUID();
  * rate or speed the server cannot give.
  */
 export function deepgramDialect(query: URLSearchParams, engine: Engine, config: Config): SessionDialect {
-  const warnings: { description: string; code: string }[] = [];
+  const warnings: DeepgramWarning[] = [];
   const requested = query.get('model') ?? '';
   refuseControlChars(requested, 'model');
   let voice = config.defaultVoice;
@@ -48,10 +61,12 @@ export function deepgramDialect(query: URLSearchParams, engine: Engine, config: 
       engine.voices.resolve(requested);
       voice = requested;
     } catch {
-      warnings.push({
-        code: 'MODEL_NOT_FOUND',
-        description: `model "${requested.slice(0, 64)}" is not a Kokoro voice; speaking with the default voice ${config.defaultVoice}`,
-      });
+      warnings.push(
+        deepgramWarning(
+          'MODEL_NOT_FOUND',
+          `model "${requested.slice(0, 64)}" is not a Kokoro voice; speaking with the default voice ${config.defaultVoice}`,
+        ),
+      );
     }
   }
   const encoding = query.get('encoding') ?? 'linear16';
@@ -86,7 +101,7 @@ export function deepgramDialect(query: URLSearchParams, engine: Engine, config: 
         model_version: 'kokoro-82m-v1.0',
         model_uuid: MODEL_UUID,
       },
-      ...warnings.map((w) => ({ type: 'Warning', ...w })),
+      ...warnings,
     ],
     start: () => undefined,
     audio: (_turn, bytes) => ({ data: bytes, binary: true }),
@@ -100,13 +115,7 @@ export function deepgramDialect(query: URLSearchParams, engine: Engine, config: 
       ...(heard ? { heard } : {}),
     }),
     contextClosed: () => undefined,
-    // `warn_msg` too: LiveKit's Deepgram plugin logs that field of a Warning.
-    error: (body) => ({
-      type: 'Warning',
-      description: body.message,
-      code: body.code,
-      warn_msg: body.message,
-    }),
+    error: (body) => deepgramWarning(body.code, body.message),
     defaults: { voice, format, sample_rate: sampleRate, ...(speed !== undefined ? { speed } : {}) },
   };
 }

@@ -15,7 +15,7 @@ import type { WebSocket } from 'ws';
 import type { Config } from '../config.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import { CARTESIA_WS_PATH, cartesiaDialect, cartesiaError, isCartesiaSocketPath } from '../cartesia.ts';
-import { DEEPGRAM_PATH, deepgramDialect, isDeepgramPath } from '../deepgram.ts';
+import { DEEPGRAM_PATH, deepgramDialect, deepgramWarning, isDeepgramPath } from '../deepgram.ts';
 import { elevenLabsDialect, elevenLabsError, elevenLabsSocketPath } from '../elevenlabs.ts';
 import { TtsError, toErrorBody, ttsError } from '../errors.ts';
 import { nativeDialect, type SessionDialect } from '../session-messages.ts';
@@ -54,12 +54,7 @@ export const bidiRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifecyc
     if (isDeepgramPath(path)) {
       return {
         build: () => deepgramDialect(query, lifecycle.requireEngine(), config),
-        refusal: (body) => ({
-          type: 'Warning',
-          description: body.message,
-          code: body.code,
-          warn_msg: body.message,
-        }),
+        refusal: (body) => deepgramWarning(body.code, body.message),
       };
     }
     const elevenLabs = elevenLabsSocketPath(path);

@@ -99,6 +99,7 @@ describe('the voice', () => {
         code: 'MODEL_NOT_FOUND',
         description:
           'model "aura-2-helena-en" is not a Kokoro voice; speaking with the default voice af_heart',
+        warn_msg: 'model "aura-2-helena-en" is not a Kokoro voice; speaking with the default voice af_heart',
       },
     ]);
     client.close();

@@ -153,6 +153,7 @@ describe.skipIf(!HAVE_WEBSOCKETS)(`Pipecat's DeepgramSageMakerTTSService, unchan
           type: 'Warning',
           code: 'MODEL_NOT_FOUND',
           description: expect.stringMatching(/aura-2-helena-en.*af_heart/),
+          warn_msg: expect.stringMatching(/aura-2-helena-en.*af_heart/),
         },
       ]);
       // linear16 at 24 kHz: two bytes a sample, audio before each Flushed.

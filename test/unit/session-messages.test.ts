@@ -183,10 +183,12 @@ describe('deepgramDialect', () => {
     ]);
     const fallback = dialect(`model=aura-2-helena-en${'x'.repeat(100)}`);
     expect(fallback.defaults).toMatchObject({ voice: 'af_heart' });
+    const description = `model "aura-2-helena-en${'x'.repeat(48)}" is not a Kokoro voice; speaking with the default voice af_heart`;
     expect(fallback.opening('s2')[1]).toEqual({
       type: 'Warning',
       code: 'MODEL_NOT_FOUND',
-      description: `model "aura-2-helena-en${'x'.repeat(48)}" is not a Kokoro voice; speaking with the default voice af_heart`,
+      description,
+      warn_msg: description,
     });
   });
 
