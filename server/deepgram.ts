@@ -2,9 +2,9 @@
  * Deepgram's text-to-speech WebSocket protocol (`/v1/speak`), so that a client written for it —
  * Pipecat's `DeepgramSageMakerTTSService` above all — drives a Kokoro session unchanged.
  *
- * Query: `model` (a Kokoro voice or blend; another name, such as `aura-2-helena-en`, falls back to
- * the default voice with one `Warning`; one with a control character is refused), `encoding`
- * (`linear16` or `mulaw`), `sample_rate`, `speed`.
+ * Query: `model` (a Kokoro voice or blend, or a Deepgram model of the vendor-voice table; another
+ * name falls back to the default voice with one `Warning`; one with a control character is
+ * refused), `encoding` (`linear16`, `mulaw` or `alaw`), `sample_rate`, `speed`.
  * Client messages: `Speak` (text for the open utterance), `Flush` (speak it; answered by `Flushed`
  * after its audio), `Clear` (barge-in; answered by `Cleared`, and no audio from before it
  * follows), `KeepAlive` (only resets the idle clock), `Close` (finish, then close). The server sends `Metadata` first, audio as binary
@@ -12,11 +12,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Engine } from '../model/engine.ts';
-import { FORMATS } from '../protocol/formats.ts';
+import { FORMATS, type AudioFormat } from '../protocol/formats.ts';
 import { SPEED_MAX, SPEED_MIN, refuseControlChars } from '../protocol/request.ts';
 import type { Config } from './config.ts';
 import { ttsError } from './errors.ts';
 import { decodeText, parseJsonObject, type Command, type SessionDialect } from './session-messages.ts';
+import { DEEPGRAM_VOICES, vendorVoice } from './vendor-voices.ts';
 
 export const DEEPGRAM_PATH = '/v1/speak';
 
@@ -38,7 +39,10 @@ export function deepgramWarning(code: string, description: string): DeepgramWarn
   return { type: 'Warning', description, code, warn_msg: description };
 }
 
-const ENCODINGS = { linear16: 'pcm', mulaw: 'mulaw' } as const;
+const ENCODINGS = { linear16: 'pcm', mulaw: 'mulaw', alaw: 'alaw' } as const satisfies Record<
+  string,
+  AudioFormat
+>;
 
 /** A query the server cannot serve: refused at connection time, and the session closes with 1008. */
 const badQuery = (message: string) => ttsError('TTS_ERR_INVALID_OPTION', message);
@@ -47,31 +51,44 @@ const badQuery = (message: string) => ttsError('TTS_ERR_INVALID_OPTION', message
 const MODEL_UUID = randomUUID();
 
 /**
+ * The voice a Deepgram `model` speaks with: a Kokoro voice or blend, or a Deepgram model the vendor
+ * table maps; `known: false` for another name, which speaks with the default voice.
+ * @throws TtsError `invalid_option` for a name with a control character.
+ */
+export function deepgramVoice(
+  model: string | null,
+  engine: Engine,
+  config: Config,
+): { voice: string; known: boolean } {
+  if (model === null || model === '') return { voice: config.defaultVoice, known: true };
+  refuseControlChars(model, 'model');
+  try {
+    return { voice: vendorVoice(model, DEEPGRAM_VOICES, engine), known: true };
+  } catch {
+    return { voice: config.defaultVoice, known: false };
+  }
+}
+
+/**
  * The dialect of one session opened with `query`.
  * @throws TtsError `invalid_option` for a model with a control character, or an encoding, sample
  * rate or speed the server cannot give.
  */
 export function deepgramDialect(query: URLSearchParams, engine: Engine, config: Config): SessionDialect {
   const warnings: DeepgramWarning[] = [];
-  const requested = query.get('model') ?? '';
-  refuseControlChars(requested, 'model');
-  let voice = config.defaultVoice;
-  if (requested !== '') {
-    try {
-      engine.voices.resolve(requested);
-      voice = requested;
-    } catch {
-      warnings.push(
-        deepgramWarning(
-          'MODEL_NOT_FOUND',
-          `model "${requested.slice(0, 64)}" is not a Kokoro voice; speaking with the default voice ${config.defaultVoice}`,
-        ),
-      );
-    }
+  const requested = query.get('model');
+  const { voice, known } = deepgramVoice(requested, engine, config);
+  if (!known) {
+    warnings.push(
+      deepgramWarning(
+        'MODEL_NOT_FOUND',
+        `model "${requested!.slice(0, 64)}" is not a Kokoro voice; speaking with the default voice ${config.defaultVoice}`,
+      ),
+    );
   }
   const encoding = query.get('encoding') ?? 'linear16';
-  if (!(encoding in ENCODINGS)) {
-    throw badQuery(`encoding "${encoding.slice(0, 32)}" is not supported; use linear16 or mulaw`);
+  if (!Object.hasOwn(ENCODINGS, encoding)) {
+    throw badQuery(`encoding "${encoding.slice(0, 32)}" is not supported; use linear16, mulaw or alaw`);
   }
   const format = ENCODINGS[encoding as keyof typeof ENCODINGS];
   const rates = FORMATS[format].rates as readonly number[];

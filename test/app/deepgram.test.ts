@@ -24,7 +24,7 @@ const metadata = (client: TestClient) => client.controls()[0];
 
 describe('/v1/speak query errors: a Warning naming the problem, then 1008', () => {
   it.each([
-    ['model=af_heart&encoding=opus', /^encoding "opus" is not supported; use linear16 or mulaw$/],
+    ['model=af_heart&encoding=opus', /^encoding "opus" is not supported; use linear16, mulaw or alaw$/],
     ['encoding=mulaw&sample_rate=44100', /^sample_rate "44100" is not supported for mulaw; use one of 8000/],
     ['sample_rate=fast', /^sample_rate "fast" is not supported for linear16; use one of 8000, 16000/],
     ['speed=3', /^speed "3" should be from 0.5 to 2$/],
@@ -83,8 +83,24 @@ describe('the voice', () => {
     client.close();
   });
 
+  it('a Deepgram model of the vendor table speaks with its voice, without a Warning', async () => {
+    for (const [path, model, voice] of [
+      ['/v1/speak', 'aura-2-helena-en', 'af_bella'],
+      ['/v1/speak', 'flux-alexis-en', 'af_heart'],
+    ] as const) {
+      const client = await speak(`model=${model}`, {}, path);
+      client.send({ type: 'Speak', text: 'Mapped.' });
+      client.send({ type: 'Flush' });
+      await client.untilControls('Flushed', 1);
+      expect(metadata(client), path).toMatchObject({ model_name: voice });
+      expect(client.controls('Warning'), path).toEqual([]);
+      expect(running.engine!.requests.at(-1)!.voice.key, path).toBe(`${voice}(1)`);
+      client.close();
+    }
+  });
+
   it('another model name speaks with the default voice, after one Warning', async () => {
-    const client = await speak('model=aura-2-helena-en&encoding=mulaw&sample_rate=8000');
+    const client = await speak('model=aura-2-zeus-en&encoding=mulaw&sample_rate=8000');
     await client.untilControls('Warning', 1);
     expect(client.controls()).toEqual([
       {
@@ -97,9 +113,8 @@ describe('the voice', () => {
       {
         type: 'Warning',
         code: 'MODEL_NOT_FOUND',
-        description:
-          'model "aura-2-helena-en" is not a Kokoro voice; speaking with the default voice af_heart',
-        warn_msg: 'model "aura-2-helena-en" is not a Kokoro voice; speaking with the default voice af_heart',
+        description: 'model "aura-2-zeus-en" is not a Kokoro voice; speaking with the default voice af_heart',
+        warn_msg: 'model "aura-2-zeus-en" is not a Kokoro voice; speaking with the default voice af_heart',
       },
     ]);
     client.close();

@@ -11,7 +11,7 @@ import { ERROR_CODES, FORMATS, OPENAI_MODELS, OPENAI_VOICES } from '../../protoc
 import type { Engine } from '../../dist/model/engine.js';
 import { parseConfig } from '../../dist/server/config.js';
 import { parseOptions } from '../../dist/server/request.js';
-import { CARTESIA_VOICES, ELEVENLABS_VOICES } from '../../dist/server/vendor-voices.js';
+import { CARTESIA_VOICES, DEEPGRAM_VOICES, ELEVENLABS_VOICES } from '../../dist/server/vendor-voices.js';
 import { TIMESTAMPED_MODEL_DIR, sharedServer, TestClient, type TestServer } from './harness.ts';
 
 const doc = readFileSync(new URL('../../docs/protocol.md', import.meta.url), 'utf8');
@@ -158,6 +158,8 @@ describe('docs/protocol.md against a running server', () => {
       );
     expect(of('ElevenLabs')).toEqual(ELEVENLABS_VOICES);
     expect(of('Cartesia')).toEqual(CARTESIA_VOICES);
+    expect(of('Deepgram')).toEqual(DEEPGRAM_VOICES);
+    expect(new Set(rows.map(([vendor]) => vendor))).toEqual(new Set(['ElevenLabs', 'Cartesia', 'Deepgram']));
   });
 
   it('maps exactly OpenAI’s voice names, to the Kokoro voices the code maps them to', () => {

@@ -164,6 +164,10 @@ describe('deepgramDialect', () => {
     ['', { voice: 'af_heart', format: 'pcm', sample_rate: 24000 }],
     ['model=af_bella%2Baf_sky', { voice: 'af_bella+af_sky', format: 'pcm', sample_rate: 24000 }],
     ['encoding=mulaw', { voice: 'af_heart', format: 'mulaw', sample_rate: 8000 }],
+    ['encoding=alaw', { voice: 'af_heart', format: 'alaw', sample_rate: 8000 }],
+    ['encoding=alaw&sample_rate=16000', { format: 'alaw', sample_rate: 16000 }],
+    ['model=aura-2-helena-en', { voice: 'af_bella' }],
+    ['model=flux-alexis-en', { voice: 'af_heart' }],
     ['encoding=linear16&sample_rate=16000', { format: 'pcm', sample_rate: 16000 }],
     ['speed=1.5', { speed: 1.5 }],
     ['speed=0.5&model=bf_emma', { voice: 'bf_emma', speed: 0.5 }],
@@ -181,15 +185,19 @@ describe('deepgramDialect', () => {
         model_uuid: expect.stringMatching(/^[0-9a-f-]{36}$/),
       },
     ]);
-    const fallback = dialect(`model=aura-2-helena-en${'x'.repeat(100)}`);
+    const fallback = dialect(`model=aura-2-zeus-en${'x'.repeat(100)}`);
     expect(fallback.defaults).toMatchObject({ voice: 'af_heart' });
-    const description = `model "aura-2-helena-en${'x'.repeat(48)}" is not a Kokoro voice; speaking with the default voice af_heart`;
+    const description = `model "aura-2-zeus-en${'x'.repeat(50)}" is not a Kokoro voice; speaking with the default voice af_heart`;
     expect(fallback.opening('s2')[1]).toEqual({
       type: 'Warning',
       code: 'MODEL_NOT_FOUND',
       description,
       warn_msg: description,
     });
+    // A Deepgram model the vendor table maps speaks with its voice, without a Warning.
+    expect(dialect('model=aura-2-andromeda-en').opening('s3')).toEqual([
+      expect.objectContaining({ type: 'Metadata', model_name: 'af_heart' }),
+    ]);
   });
 
   it('answers flushes and clears with numbered Flushed and Cleared, errors as Warnings, and nothing else', () => {
@@ -216,7 +224,11 @@ describe('deepgramDialect', () => {
   });
 
   it.each([
-    ['encoding=opus', /^encoding "opus" is not supported; use linear16 or mulaw$/],
+    ['encoding=opus', /^encoding "opus" is not supported; use linear16, mulaw or alaw$/],
+    [
+      'encoding=alaw&sample_rate=24000',
+      /^sample_rate "24000" is not supported for alaw; use one of 8000, 16000$/,
+    ],
     [`encoding=${'o'.repeat(100)}`, /^encoding "o{32}" is not supported/],
     ['encoding=mulaw&sample_rate=44100', /^sample_rate "44100" is not supported for mulaw; use one of 8000$/],
     [
