@@ -49,7 +49,7 @@ export const CARTESIA_VOICES: Readonly<Record<string, string>> = {
 
 /**
  * Deepgram's models (each one voice) that the frameworks send by default or Deepgram's examples
- * use, Aura's and Flux's.
+ * use: Aura on /v1/speak, Flux on /v2/speak.
  */
 export const DEEPGRAM_VOICES: Readonly<Record<string, string>> = {
   'aura-2-andromeda-en': 'af_heart', // LiveKit's Deepgram plugin default (Python and JS): female, American

@@ -101,6 +101,8 @@ export interface LaneHost {
   release(item: Item): void;
   send(data: Uint8Array | string, binary: boolean): Promise<void>;
   sendControl(frame: object): Promise<void>;
+  /** Sends a dialect's answer: nothing, one frame or several in order. */
+  sendControls(frames: object | readonly object[] | undefined): Promise<void>;
   sendError(err: unknown, requestId: string | undefined, context: string | undefined): Promise<void>;
   /** The lane has nothing queued and nothing running (`ended`: its context is over). */
   idle(lane: Lane, ended: boolean): void;
@@ -444,8 +446,7 @@ export class Lane {
         case 'invalid':
           throw item.error;
         case 'empty-flush': {
-          const frame = this.#host.dialect.complete(this.#turn(item.requestId), undefined);
-          if (frame) await this.#host.sendControl(frame);
+          await this.#host.sendControls(this.#host.dialect.complete(this.#turn(item.requestId), undefined));
           return;
         }
         case 'utterance': {
@@ -540,8 +541,7 @@ export class Lane {
         await host.sendError(text.flushError, options.requestId, this.context);
       const figures = run.figures();
       const warnings = typeof text === 'string' ? options.warnings : text.warnings;
-      const complete = dialect.complete(turn, figures, warnings);
-      if (complete) await host.sendControl(complete);
+      await host.sendControls(dialect.complete(turn, figures, warnings));
       recordCompletion(host.log, host.lifecycle.metrics, {
         route: 'ws',
         requestId: options.requestId,

@@ -152,6 +152,11 @@ export class Session implements Drainable {
       },
       send: (data, binary) => this.#send(data, binary),
       sendControl: (frame) => this.#sendControl(frame),
+      sendControls: async (frames) => {
+        for (const frame of Array.isArray(frames) ? frames : frames ? [frames] : []) {
+          await this.#sendControl(frame as object);
+        }
+      },
       sendError: (err, requestId, context) => this.#sendError(err, requestId, context),
       idle: (lane, ended) => {
         const context = lane.context;
@@ -199,7 +204,11 @@ export class Session implements Drainable {
           if (this.#dialect.contexts && !lane.closed) lane.close(false, receivedAt);
           else lane.finishOpen();
         }
-        this.#whenIdle(() => this.#close(1000, 'closed by client request'));
+        this.#whenIdle(() => {
+          const last = this.#dialect.closing?.();
+          if (last) void this.#sendControl(last);
+          this.#close(1000, 'closed by client request');
+        });
         return true;
       case 'keep-alive':
         return true;

@@ -1,8 +1,9 @@
 /**
- * Deepgram's text-to-speech over HTTP: `POST /v1/speak`, what Deepgram's SDK
- * (`speak.v1.audio.generate`), Pipecat's `DeepgramHttpTTSService` and LiveKit's Deepgram plugin
- * (`synthesize()`) call. The query names the voice (`model`), the encoding, container and rate; the
- * body is `{"text": …}`; the audio streams as it is synthesized. Errors answer in Deepgram's shape,
+ * Deepgram's text-to-speech over HTTP: `POST /v1/speak` and `POST /v2/speak` (Flux's batch route,
+ * the same request), what Deepgram's SDK (`speak.v1.audio.generate`, `speak.v2.audio.generate`),
+ * Pipecat's `DeepgramHttpTTSService` and LiveKit's Deepgram plugins (`synthesize()`) call. The
+ * query names the voice (`model`), the encoding, container and rate; the body is `{"text": …}`;
+ * the audio streams as it is synthesized. Errors answer in Deepgram's shape,
  * `{"err_code", "err_msg", "request_id"}`.
  */
 import type { FastifyError, FastifyPluginAsync } from 'fastify';

@@ -1192,19 +1192,22 @@ describe('Deepgram POST /v1/speak: bad input gets Deepgram’s error shape, and 
     expect(lastRequest().voice).toMatchObject({ key: 'af_heart(1)' });
   });
 
-  it.each(Object.entries(DEEPGRAM_VOICES))('the model %s speaks as %s', async (model, kokoro) => {
-    for (const path of ['/v1/speak']) {
-      const res = await deepgram(
-        `model=${model}&encoding=linear16&container=none`,
-        { text: 'Mapped.' },
-        path,
-      );
-      expect(res.statusCode, path).toBe(200);
-      expect(res.headers['dg-model-name'], path).toBe(kokoro);
-      expect(res.headers['dg-warning'], path).toBeUndefined();
-      expect(lastRequest().voice.key, path).toBe(`${kokoro}(1)`);
-    }
-  });
+  it.each(Object.entries(DEEPGRAM_VOICES))(
+    'the model %s speaks as %s, on /v1/speak and /v2/speak',
+    async (model, kokoro) => {
+      for (const path of ['/v1/speak', '/v2/speak']) {
+        const res = await deepgram(
+          `model=${model}&encoding=linear16&container=none`,
+          { text: 'Mapped.' },
+          path,
+        );
+        expect(res.statusCode, path).toBe(200);
+        expect(res.headers['dg-model-name'], path).toBe(kokoro);
+        expect(res.headers['dg-warning'], path).toBeUndefined();
+        expect(lastRequest().voice.key, path).toBe(`${kokoro}(1)`);
+      }
+    },
+  );
 
   // The in-process engine encodes PCM and WAV only; the codecs are checked on a real server.
   it('maps linear16 and its container onto WAV or raw PCM', async () => {

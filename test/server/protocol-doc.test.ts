@@ -122,6 +122,35 @@ describe('docs/protocol.md against a running server', () => {
     expect(sent).toEqual(documented);
   });
 
+  it('names every message Flux’s dialect (/v2/speak) sends, with its fields', async () => {
+    const base = server.ws.replace(/\/invocations-bidirectional-stream$/, '');
+    const client = await TestClient.open(`${base}/v2/speak?model=flux-alexis-en`);
+    client.send({ type: 'Interrupt' }, false); // no turn: a Warning
+    client.send({ type: 'Speak', text: 'Hello there. A second sentence.' }, false);
+    client.send({ type: 'Flush' }, false);
+    await client.untilControls('Flushed', 1);
+    // A turn cut while open: its answer says what was heard.
+    client.send({ type: 'Speak', text: 'A turn cut before its flush. More to come' }, false);
+    await client.until((c) => c.frames.at(-1)?.kind === 'audio', 'the cut turn’s audio');
+    client.send({ type: 'Interrupt' }, false);
+    await client.untilControls('SpeechInterrupted', 1);
+    client.send({ type: 'Close' }, false);
+    expect(await client.closed()).toBe(1000);
+    const sent = new Map<string, string[]>();
+    for (const frame of client.controls()) sent.set(String(frame.type), Object.keys(frame).sort());
+    const documented = new Map(
+      table("Flux's messages to the client").map(([type, fields]) => [
+        unticked(type!),
+        ['type', ...ticked(fields!)].sort(),
+      ]),
+    );
+    // A failure of the server's cannot be provoked on a healthy one: the Error frame is checked by
+    // its fields in the dialect's unit tests.
+    expect(documented.get('Error')).toEqual(['code', 'description', 'type']);
+    documented.delete('Error');
+    expect(sent).toEqual(documented);
+  });
+
   it('names every SSE event, with the fields of its data', async () => {
     const events = new Map<string, string[]>();
     const response = await fetch(`${server.http}/invocations`, {

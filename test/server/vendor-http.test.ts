@@ -368,12 +368,12 @@ describe('Deepgram’s SDK', () => {
   });
 
   it.skipIf(!FFMPEG.available)(
-    `alaw: raw A-law that ffmpeg decodes to the text's length${FFMPEG.note}`,
+    `alaw (v1 and v2): raw A-law that ffmpeg decodes to the text's length${FFMPEG.note}`,
     async () => {
       const samples = (await reference('af_heart', 8000)).length / 2;
       for (const [path, rate] of [
         ['/v1/speak', 8000],
-        ['/v1/speak', 16000],
+        ['/v2/speak', 16000],
       ] as const) {
         const res = await fetch(`${server.http}${path}?model=af_heart&encoding=alaw&sample_rate=${rate}`, {
           method: 'POST',
@@ -390,6 +390,19 @@ describe('Deepgram’s SDK', () => {
       }
     },
   );
+
+  it('speak.v2.audio.generate (POST /v2/speak): Flux’s default model speaks as af_heart, linear16 without a container', async () => {
+    const deepgram = new DeepgramClient({ apiKey: 'dummy', baseUrl: server.http });
+    const response = await deepgram.speak.v2.audio.generate({
+      text: TEXT,
+      model: 'flux-alexis-en',
+      encoding: 'linear16',
+      container: 'none',
+      sample_rate: 24000,
+    } as never);
+    const pcm = Buffer.from(await (response as unknown as Response).arrayBuffer());
+    expect(bytesDiff(pcm, await reference('af_heart'))).toBeUndefined();
+  });
 
   it('a refusal is a DeepgramError carrying our status and Deepgram’s error shape', async () => {
     const deepgram = new DeepgramClient({ apiKey: 'dummy', baseUrl: server.http });
