@@ -38,6 +38,11 @@ export const FORMATS = {
   },
   flac: { rates: SAMPLE_RATES, defaultRate: NATIVE_SAMPLE_RATE, contentType: () => 'audio/flac' },
   mulaw: { rates: [8000], defaultRate: 8000, contentType: (rate: number) => `audio/basic;rate=${rate}` },
+  alaw: {
+    rates: [8000, 16000],
+    defaultRate: 8000,
+    contentType: (rate: number) => `audio/x-alaw-basic;rate=${rate}`,
+  },
 } as const satisfies Record<string, FormatInfo>;
 
 export type AudioFormat = keyof typeof FORMATS;

@@ -27,7 +27,7 @@ export interface SynthesisOptions {
   readonly lang?: string;
   /** `pcm` by default on the WebSocket route, `wav` on POST. */
   readonly format?: AudioFormat;
-  /** The format's default (24000; 8000 for `mulaw`) when absent. */
+  /** The format's default (24000; 8000 for `mulaw` and `alaw`) when absent. */
   readonly sample_rate?: number;
   /** Echoed on every control frame and SSE event of the request; generated when absent. */
   readonly request_id?: string;

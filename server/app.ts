@@ -198,7 +198,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         toHttpErrorBody(
           ttsError(
             'TTS_ERR_NOT_FOUND',
-            `No route ${request.method} ${request.url}; routes: GET /ping, POST /invocations, WS /invocations-bidirectional-stream, WS and POST /v1/speak, POST /v1/audio/speech, GET /v1/models, GET /v1/audio/voices, WS /v1/text-to-speech/{voice_id}/stream-input and /multi-stream-input, POST /v1/text-to-speech/{voice_id}[/stream], WS /tts/websocket, POST /tts/bytes, POST /tts/sse`,
+            `No route ${request.method} ${request.url}; routes: GET /ping, POST /invocations, WS /invocations-bidirectional-stream, WS and POST /v1/speak and /v2/speak, POST /v1/audio/speech, GET /v1/models, GET /v1/audio/voices, WS /v1/text-to-speech/{voice_id}/stream-input and /multi-stream-input, POST /v1/text-to-speech/{voice_id}[/stream], WS /tts/websocket, POST /tts/bytes, POST /tts/sse`,
           ),
         ).body,
       ),
@@ -250,6 +250,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(elevenLabsRoutes, { prefix: '/v1/text-to-speech', config, lifecycle: deps.lifecycle });
   await app.register(cartesiaRoutes, { prefix: '/tts', config, lifecycle: deps.lifecycle });
   await app.register(deepgramHttpRoutes, { prefix: '/v1/speak', config, lifecycle: deps.lifecycle });
+  await app.register(deepgramHttpRoutes, { prefix: '/v2/speak', config, lifecycle: deps.lifecycle });
   if (config.webPage) await app.register(pageRoutes);
   return app;
 }

@@ -221,9 +221,13 @@ export interface SessionDialect {
   /**
    * After the last audio of a request; `figures` is undefined for a flush that had nothing to
    * speak. `warnings`: what it asked for and did not get (timestamps from a model that cannot
-   * time, markup that was dropped).
+   * time, markup that was dropped). Several frames go in order.
    */
-  complete(turn: Turn, figures: RunFigures | undefined, warnings?: readonly string[]): object | undefined;
+  complete(
+    turn: Turn,
+    figures: RunFigures | undefined,
+    warnings?: readonly string[],
+  ): object | readonly object[] | undefined;
   /**
    * A chunk's words, before that chunk's audio: for requests with timestamps, and for every
    * request when {@link alwaysWords} (the dialect puts them beside its audio).
@@ -263,6 +267,8 @@ export interface SessionDialect {
     heard: Heard | undefined,
   ): object | undefined;
   error(body: ErrorBody, context?: string): object | undefined;
+  /** Sent when the client's close is carried out, just before the session closes. */
+  closing?(): object | undefined;
   /** Fields every request and first append of the session starts from (its own fields win). */
   readonly defaults: Readonly<Record<string, unknown>>;
   /**

@@ -1,8 +1,9 @@
 /**
- * The vendors' voice ids and audio formats, as the ElevenLabs and Cartesia dialects (WebSocket and
- * HTTP) take them, turned into the server's. A Kokoro voice id (or blend) is accepted as it is; a
- * vendor's id is mapped by the tables below (documented in docs/protocol.md); anything else is
- * refused with `voice_not_found`, never silently replaced.
+ * The vendors' voice ids and audio formats, as the ElevenLabs, Cartesia and Deepgram dialects
+ * (WebSocket and HTTP) take them, turned into the server's. A Kokoro voice id (or blend) is
+ * accepted as it is; a vendor's id is mapped by the tables below (documented in docs/protocol.md);
+ * anything else is refused with `voice_not_found`, never silently replaced (Deepgram's dialects
+ * alone speak another model name with the default voice, and say so in a `Warning`).
  */
 import { parseLanguage, type Engine } from '../model/engine.ts';
 import { FORMATS, type AudioFormat } from '../protocol/formats.ts';
@@ -27,7 +28,8 @@ export const ELEVENLABS_VOICES: Readonly<Record<string, string>> = {
   cjVigY5qzO86Huf0OWal: 'am_eric', // Eric: American, male
   nPczCjzI2devNBz1zQrb: 'am_michael', // Brian: American, male
   iP95p4xoKVk53GoZ742B: 'am_puck', // Chris: American, male
-  bIHbv24MWmeRgasZH58o: 'am_echo', // Will: American, male (LiveKit's plugin default)
+  bIHbv24MWmeRgasZH58o: 'am_echo', // Will: American, male (LiveKit's JS plugin default)
+  hpp4J3VqNfWAUOO0d1Us: 'af_bella', // Bella: American, female (LiveKit's Python plugin default)
   CwhRBWXzGAHq8TQ4Fs17: 'am_onyx', // Roger: American, male
   JBFqnCBsd6RMkjVDRZzb: 'bm_george', // George: British, male
   onwK4e9ZLuTAKqWW03F9: 'bm_daniel', // Daniel: British, male
@@ -43,6 +45,22 @@ export const CARTESIA_VOICES: Readonly<Record<string, string>> = {
   '694f9389-aac1-45b6-b726-9d9369183238': 'af_sarah', // Cartesia's examples: female, American
   '71a7ad14-091c-4e8e-a314-022ece01c121': 'bf_emma', // Pipecat's examples: female, British
   'a0e99841-438c-4a64-b679-ae501e7d6091': 'am_michael', // Cartesia's examples: male, American
+};
+
+/**
+ * Deepgram's models (each one voice) that the frameworks send by default or Deepgram's examples
+ * use: Aura on /v1/speak, Flux on /v2/speak.
+ */
+export const DEEPGRAM_VOICES: Readonly<Record<string, string>> = {
+  'aura-2-andromeda-en': 'af_heart', // LiveKit's Deepgram plugin default (Python and JS): female, American
+  'aura-2-helena-en': 'af_bella', // Pipecat's Deepgram default: female, American
+  'aura-2-thalia-en': 'af_nova', // Deepgram's examples: female, American
+  'aura-asteria-en': 'af_sarah', // Deepgram's first Aura default: female, American
+  'flux-alexis-en': 'af_heart', // LiveKit's TTSv2 default: female, American
+  'flux-heather-en': 'af_bella', // Pipecat's Flux default: female, American
+  'flux-haley-en': 'af_nicole', // Deepgram's Flux examples: female, American
+  'flux-cole-en': 'am_michael', // Deepgram's Flux voices: male, American
+  'flux-jack-en': 'bm_george', // Deepgram's Flux voices: male, British
 };
 
 /**

@@ -122,6 +122,8 @@ export interface LaneHost {
   /** Sends in the lane's turn (waits while the socket is backed up). */
   send(data: Uint8Array | string, binary: boolean): Promise<void>;
   sendControl(frame: object): Promise<void>;
+  /** Sends a dialect's answer: nothing, one frame or several in order. */
+  sendControls(frames: object | readonly object[] | undefined): Promise<void>;
   sendError(err: unknown, requestId: string | undefined, context: string | undefined): Promise<void>;
   /** Sends a frame at once, outside the lane's turn; it counts against the bounds until written. */
   answer(frame: object | undefined): void;
@@ -137,11 +139,11 @@ interface Current {
   readonly requestId: string;
   readonly utterance?: Utterance;
   readonly sampleRate: number;
-  /** Bytes of one sample, for formats whose bytes count samples exactly (PCM, μ-law); else 0. */
+  /** Bytes of one sample, for formats whose bytes count samples exactly (PCM, μ-law, A-law); else 0. */
   readonly sampleBytes: number;
   /** Samples at 24 kHz whose audio has been handed to the socket. */
   sentSamples: number;
-  /** Output samples handed to the socket, counted from the bytes (PCM, μ-law). */
+  /** Output samples handed to the socket, counted from the bytes (PCM, μ-law, A-law). */
   sentOutput: number;
   /** Every word timed so far, on the request's clock. */
   readonly words: WordTiming[] | undefined;
@@ -489,8 +491,7 @@ export class Lane {
         case 'invalid':
           throw item.error;
         case 'empty-flush': {
-          const frame = this.#host.dialect.complete(this.#turn(item.requestId), undefined);
-          if (frame) await this.#host.sendControl(frame);
+          await this.#host.sendControls(this.#host.dialect.complete(this.#turn(item.requestId), undefined));
           return;
         }
         case 'utterance': {
@@ -535,7 +536,8 @@ export class Lane {
       requestId: options.requestId,
       ...(typeof text === 'string' ? {} : { utterance: text }),
       sampleRate: options.sampleRate,
-      sampleBytes: options.format === 'pcm' ? 2 : options.format === 'mulaw' ? 1 : 0,
+      sampleBytes:
+        options.format === 'pcm' ? 2 : options.format === 'mulaw' || options.format === 'alaw' ? 1 : 0,
       sentSamples: 0,
       sentOutput: 0,
       words: timed ? [] : undefined,
@@ -599,8 +601,7 @@ export class Lane {
       const figures = run.figures();
       // An utterance's markup is read as it is written: its warnings come after the options'.
       const warnings = typeof text === 'string' ? options.warnings : [...options.warnings, ...text.warnings];
-      const complete = dialect.complete(turn, figures, warnings);
-      if (complete) await host.sendControl(complete);
+      await host.sendControls(dialect.complete(turn, figures, warnings));
       recordCompletion(host.log, host.lifecycle.metrics, {
         route: 'ws',
         requestId: options.requestId,

@@ -156,6 +156,11 @@ export class Session implements Drainable {
       unhold: () => this.#uncount(0),
       send: (data, binary) => this.#send(data, binary),
       sendControl: (frame) => this.#sendControl(frame),
+      sendControls: async (frames) => {
+        for (const frame of Array.isArray(frames) ? frames : frames ? [frames] : []) {
+          await this.#sendControl(frame as object);
+        }
+      },
       sendError: (err, requestId, context) => this.#sendError(err, requestId, context),
       answer: (frame) => this.#answer(frame),
       refuse: (err, requestId, context) => this.#refuse(err, requestId, context),
@@ -205,7 +210,11 @@ export class Session implements Drainable {
           if (this.#dialect.contexts && !lane.closed) lane.close(false, receivedAt);
           else lane.finishOpen();
         }
-        this.#whenIdle(() => this.#close(1000, 'closed by client request'));
+        this.#whenIdle(() => {
+          const last = this.#dialect.closing?.();
+          if (last) void this.#sendControl(last);
+          this.#close(1000, 'closed by client request');
+        });
         return true;
       case 'keep-alive':
         return true;

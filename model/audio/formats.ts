@@ -6,6 +6,7 @@ import { concatBytes } from '../../protocol/bytes.ts';
 import type { AudioFormat } from '../../protocol/formats.ts';
 import { SAMPLE_RATE } from '../kokoro/constants.ts';
 import { AacEncoder, type FfmpegPool } from './aac.ts';
+import { AlawEncoder } from './alaw.ts';
 import { FlacEncoder } from './flac.ts';
 import { Mp3Encoder } from './mp3.ts';
 import { MulawEncoder } from './mulaw.ts';
@@ -61,6 +62,9 @@ export async function createStreamEncoder(settings: EncoderSettings): Promise<St
       break;
     case 'mulaw':
       codec = new MulawEncoder();
+      break;
+    case 'alaw':
+      codec = new AlawEncoder();
       break;
     case 'flac':
       codec = new FlacEncoder({ sampleRate: rate });

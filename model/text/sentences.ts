@@ -6,10 +6,11 @@
  *
  * A sentence ends at `.`, `!`, `?`, `…` or a Devanagari danda `।` `॥` (runs such as `?!` or `...` count as one stop), plus any
  * closing quotes or brackets, when whitespace and then a word that does not start in lower case
- * follow; at a CJK stop (`。！？`); or at a line break. Not at a decimal point (`3.5`), after
- * common abbreviations (`Dr.`, `e.g.`, `U.S.`) or initials, or inside an ellipsis followed by lower
- * case. A sentence longer than `maxChars` is cut at the last clause mark before the limit, else at
- * the last space, else at the limit.
+ * follow, or when the next sentence follows with no space at all (`that.Your`, `you?Great`: see
+ * {@link gluedSentence}); at a CJK stop (`。！？`); or at a line break. Not at a decimal point
+ * (`3.5`), after common abbreviations (`Dr.`, `e.g.`, `U.S.`) or initials, or inside an ellipsis
+ * followed by lower case. A sentence longer than `maxChars` is cut at the last clause mark before
+ * the limit, else at the last space, else at the limit.
  *
  * Clause marks are `,;:` followed by whitespace (so `3,000` and `10:30` are not), their full-width
  * forms `，；：`, an em dash `—`, and an en dash or hyphen standing between spaces (` – `, ` - `,
@@ -283,7 +284,11 @@ function findBoundary(b: string, final: boolean, earlyMin: number, limit: number
       return { pendingEnd: j }; // more stops, closers or a space may follow
     }
     if (!isSpace(b[j])) {
-      i = j - 1; // "3.5", "e.g", "U.S": not a boundary
+      // Sentences sent with nothing between them ("that.Your", "you?Great"): a boundary too.
+      const glued = gluedSentence(b, i, j, final);
+      if (glued === 'pending') return { pendingEnd: j };
+      if (glued) return { boundary: { end: j, next: j } };
+      i = j - 1; // "3.5", "e.g", "U.S", "example.com": not a boundary
       continue;
     }
     let k = j;
@@ -314,6 +319,41 @@ function endsSentence(b: string, stopAt: number, stopRun: string, nextChar: stri
   // A single capital is an initial ("J. R. R. Tolkien").
   if (/^\p{Lu}$/u.test(word)) return false;
   return true;
+}
+
+/** How far back the token before a stop is looked at for signs of a URL or an address. */
+const MAX_TOKEN_LOOKBACK = 256;
+
+/**
+ * Whether the stop run `b[stopAt..j)` (stops and closers), followed directly by `b[j]`, which is
+ * not white space, ends a sentence: text whose sentences were sent with nothing between them, as
+ * Pipecat sends them (`that.Your`, `you?Great`, `"Hi."Then`, `that.“Your`). After `?` or `!`, any
+ * letter starts the next sentence, unless it begins a query (`search?q=1`); after `.` or `…`, a
+ * capital does, unless it begins a word in capitals (`ASP.NET`) or the word before is an
+ * abbreviation, an initial or has inner dots (`Dr.Smith`, `J.Smith`, `U.S.Army`). Never inside a
+ * token that holds a path or an address (`example.com/Page`, `a@b.Com`). `'pending'`: the text
+ * that decides has not arrived yet.
+ */
+function gluedSentence(b: string, stopAt: number, j: number, final: boolean): boolean | 'pending' {
+  let k = j;
+  while (k < b.length && OPENING_QUOTES.includes(b[k]!)) k++;
+  if (k === b.length) return final ? false : 'pending';
+  if (!/\p{L}/u.test(b[k]!)) return false;
+  let t = stopAt;
+  while (t > 0 && stopAt - t < MAX_TOKEN_LOOKBACK && !isSpace(b[t - 1])) t--;
+  if (/[/@=&]/.test(b.slice(t, stopAt))) return false;
+  const run = b.slice(stopAt, j);
+  if (run.includes('?') || run.includes('!')) {
+    // A query's parameter name runs up to its `=`.
+    let e = k;
+    while (e < b.length && /[\p{L}\p{N}_-]/u.test(b[e]!)) e++;
+    if (e === b.length) return final ? true : 'pending';
+    return b[e] !== '=';
+  }
+  if (!/\p{Lu}/u.test(b[k]!)) return false;
+  if (k + 1 === b.length && !final) return 'pending';
+  if (/\p{Lu}/u.test(b[k + 1] ?? '')) return false;
+  return endsSentence(b, stopAt, run, b[k]!) && !/[\p{L}]\.[\p{L}]/u.test(b.slice(t, stopAt + 1));
 }
 
 /**

@@ -54,7 +54,7 @@ const tone = (text: string) =>
     Math.round(8000 * Math.sin(i * 0.07) * (0.6 + 0.4 * Math.sin(i / 900))),
   );
 
-const RATES: Record<AudioFormat, number[]> = { mulaw: [8000], opus: [24000, 48000] } as Record<
+const RATES: Record<AudioFormat, number[]> = { mulaw: [8000], alaw: [8000], opus: [24000, 48000] } as Record<
   AudioFormat,
   number[]
 >;

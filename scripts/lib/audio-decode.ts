@@ -8,6 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 const RAW_INPUT: Record<string, (rate: number) => string[]> = {
   pcm: (rate) => ['-f', 's16le', '-ar', String(rate), '-ac', '1'],
   mulaw: (rate) => ['-f', 'mulaw', '-ar', String(rate), '-ac', '1'],
+  alaw: (rate) => ['-f', 'alaw', '-ar', String(rate), '-ac', '1'],
 };
 
 export interface Decoded {

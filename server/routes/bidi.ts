@@ -1,7 +1,8 @@
 /**
  * The WebSocket routes, each connection one Session (ws-session.ts) in the dialect its path names:
  * WS /invocations-bidirectional-stream (SageMaker's bidirectional streaming route: the project's
- * own protocol, with `?contexts=true` its contexts), WS /v1/speak (Deepgram's, deepgram.ts),
+ * own protocol, with `?contexts=true` its contexts), WS /v1/speak and /v2/speak (Deepgram's Aura
+ * and Flux, deepgram.ts),
  * WS /v1/text-to-speech/{voice_id}/stream-input and /multi-stream-input (ElevenLabs',
  * elevenlabs.ts) and WS /tts/websocket (Cartesia's, cartesia.ts).
  *
@@ -15,7 +16,13 @@ import type { WebSocket } from 'ws';
 import type { Config } from '../config.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import { CARTESIA_WS_PATH, cartesiaDialect, cartesiaError, isCartesiaSocketPath } from '../cartesia.ts';
-import { DEEPGRAM_PATH, deepgramDialect, isDeepgramPath } from '../deepgram.ts';
+import {
+  DEEPGRAM_PATH,
+  DEEPGRAM_V2_PATH,
+  deepgramDialect,
+  deepgramVersion,
+  deepgramWarning,
+} from '../deepgram.ts';
 import { elevenLabsDialect, elevenLabsError, elevenLabsSocketPath } from '../elevenlabs.ts';
 import { TtsError, toErrorBody, ttsError } from '../errors.ts';
 import { nativeDialect, type SessionDialect } from '../session-messages.ts';
@@ -51,15 +58,11 @@ export const bidiRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifecyc
     const query = new URLSearchParams(
       ownQuery ?? header(request, QUERY_STRING_HEADER) ?? forwardedQuery ?? '',
     );
-    if (isDeepgramPath(path)) {
+    const deepgram = deepgramVersion(path);
+    if (deepgram) {
       return {
-        build: () => deepgramDialect(query, lifecycle.requireEngine(), config),
-        refusal: (body) => ({
-          type: 'Warning',
-          description: body.message,
-          code: body.code,
-          warn_msg: body.message,
-        }),
+        build: () => deepgramDialect(query, lifecycle.requireEngine(), config, deepgram),
+        refusal: (body) => deepgramWarning(body.code, body.message),
       };
     }
     const elevenLabs = elevenLabsSocketPath(path);
@@ -121,6 +124,7 @@ export const bidiRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifecyc
   const urls = [
     BIDI_PATH,
     DEEPGRAM_PATH,
+    DEEPGRAM_V2_PATH,
     '/v1/text-to-speech/:voice_id/stream-input',
     '/v1/text-to-speech/:voice_id/multi-stream-input',
     CARTESIA_WS_PATH,

@@ -1,14 +1,15 @@
 /**
- * Deepgram's text-to-speech over HTTP: `POST /v1/speak`, what Deepgram's SDK
- * (`speak.v1.audio.generate`) and LiveKit's Deepgram plugin (`synthesize()`) call. The query
- * names the voice (`model`), the encoding, container and rate; the body is `{"text": …}`; the
- * audio streams as it is synthesized. Errors answer in Deepgram's shape,
+ * Deepgram's text-to-speech over HTTP: `POST /v1/speak` and `POST /v2/speak` (Flux's batch route,
+ * the same request), what Deepgram's SDK (`speak.v1.audio.generate`, `speak.v2.audio.generate`),
+ * Pipecat's `DeepgramHttpTTSService` and LiveKit's Deepgram plugins (`synthesize()`) call. The
+ * query names the voice (`model`), the encoding, container and rate; the body is `{"text": …}`;
+ * the audio streams as it is synthesized. Errors answer in Deepgram's shape,
  * `{"err_code", "err_msg", "request_id"}`.
  */
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { FORMATS, type AudioFormat } from '../../protocol/formats.ts';
-import { refuseControlChars } from '../../protocol/request.ts';
 import type { Config } from '../config.ts';
+import { deepgramVoice } from '../deepgram.ts';
 import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../errors.ts';
 import { headerText, sendAudioStream, startHttpSynthesis } from '../http-synthesis.ts';
 import type { Lifecycle } from '../lifecycle.ts';
@@ -39,22 +40,22 @@ const invalid = (param: string, message: string) =>
 
 /**
  * Deepgram's `encoding` and `container` as a format: linear16 is WAV unless the container is
- * `none` (Deepgram's default for it), mulaw raw; mp3, opus (Ogg), flac and aac as they are.
+ * `none` (Deepgram's default for it), mulaw and alaw raw; mp3, opus (Ogg), flac and aac as they are.
  */
 function formatOf(encoding: string, container: string | null): AudioFormat {
   const codecs: Record<string, AudioFormat> = { mp3: 'mp3', opus: 'opus', flac: 'flac', aac: 'aac' };
   if (encoding === 'linear16') {
     if (container === null || container === 'wav') return 'wav';
     if (container === 'none') return 'pcm';
-  } else if (encoding === 'mulaw') {
-    if (container === null || container === 'none') return 'mulaw';
+  } else if (encoding === 'mulaw' || encoding === 'alaw') {
+    if (container === null || container === 'none') return encoding;
   } else if (Object.hasOwn(codecs, encoding)) {
     if (container === null || container === 'none' || (encoding === 'opus' && container === 'ogg'))
       return codecs[encoding]!;
   } else {
     throw invalid(
       'encoding',
-      `encoding ${JSON.stringify(encoding.slice(0, 32))} is not supported; use linear16, mulaw, mp3, opus, flac or aac`,
+      `encoding ${JSON.stringify(encoding.slice(0, 32))} is not supported; use linear16, mulaw, alaw, mp3, opus, flac or aac`,
     );
   }
   throw invalid(
@@ -79,22 +80,16 @@ export const deepgramHttpRoutes: FastifyPluginAsync<{ config: Config; lifecycle:
     const query = new URLSearchParams(request.url.split('?', 2)[1] ?? '');
     const fields = bodyFields(request.body, '{"text": "Hello"}');
     const model = query.get('model');
-    if (model !== null) refuseControlChars(model, 'model');
-    // As on the WebSocket: a Kokoro voice as the model, any other name the default voice.
-    let voice = config.defaultVoice;
-    if (model !== null && model !== '') {
-      try {
-        engine.voices.resolve(model);
-        voice = model;
-      } catch {
-        // The name as the client sent it in the URL (percent-encoded): header-safe whatever it holds.
-        // Cut at 64 code units, without the half of a surrogate pair that encodeURIComponent refuses.
-        const named = model.slice(0, 64).replace(/[\ud800-\udbff]$/, '');
-        reply.header(
-          'dg-warning',
-          `model ${encodeURIComponent(named)} is not a Kokoro voice; spoke with ${voice}`,
-        );
-      }
+    // As on the WebSocket: a Kokoro voice or a mapped Deepgram model, any other name the default voice.
+    const { voice, known } = deepgramVoice(model, engine, config);
+    if (!known) {
+      // The name as the client sent it in the URL (percent-encoded): header-safe whatever it holds.
+      // Cut at 64 code units, without the half of a surrogate pair that encodeURIComponent refuses.
+      const named = model!.slice(0, 64).replace(/[\ud800-\udbff]$/, '');
+      reply.header(
+        'dg-warning',
+        `model ${encodeURIComponent(named)} is not a Kokoro voice; spoke with ${voice}`,
+      );
     }
     const format = formatOf(query.get('encoding') ?? 'linear16', query.get('container'));
     const rateText = query.get('sample_rate');

@@ -1,8 +1,9 @@
 /**
- * Deepgram's protocol on /v1/speak in-process: the query read at connection time (a voice or
- * blend as `model`, another name falling back with a Warning, what cannot be served refused with a
- * Warning and 1008), the same dialect reached through SageMaker's invocation-path headers, and bad
- * messages answered with a Warning while the session lives on.
+ * Deepgram's protocols on /v1/speak and /v2/speak in-process: the query read at connection time (a
+ * voice or blend as `model`, a mapped Deepgram model, another name falling back with a Warning, what
+ * cannot be served refused with a Warning and 1008), the same dialects reached through SageMaker's
+ * invocation-path headers, Flux's turns (SpeechStarted … SpeechMetadata, Interrupt, the closing
+ * SessionMetadata), and bad messages answered with a Warning while the session lives on.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inProcessApp, type InProcessApp } from './in-process.ts';
@@ -24,7 +25,7 @@ const metadata = (client: TestClient) => client.controls()[0];
 
 describe('/v1/speak query errors: a Warning naming the problem, then 1008', () => {
   it.each([
-    ['model=af_heart&encoding=opus', /^encoding "opus" is not supported; use linear16 or mulaw$/],
+    ['model=af_heart&encoding=opus', /^encoding "opus" is not supported; use linear16, mulaw or alaw$/],
     ['encoding=mulaw&sample_rate=44100', /^sample_rate "44100" is not supported for mulaw; use one of 8000/],
     ['sample_rate=fast', /^sample_rate "fast" is not supported for linear16; use one of 8000, 16000/],
     ['speed=3', /^speed "3" should be from 0.5 to 2$/],
@@ -83,8 +84,24 @@ describe('the voice', () => {
     client.close();
   });
 
+  it('a Deepgram model of the vendor table speaks with its voice, without a Warning', async () => {
+    for (const [path, model, voice] of [
+      ['/v1/speak', 'aura-2-helena-en', 'af_bella'],
+      ['/v2/speak', 'flux-alexis-en', 'af_heart'],
+    ] as const) {
+      const client = await speak(`model=${model}`, {}, path);
+      client.send({ type: 'Speak', text: 'Mapped.' });
+      client.send({ type: 'Flush' });
+      await client.untilControls(path === '/v1/speak' ? 'Flushed' : 'SpeechMetadata', 1);
+      expect(metadata(client), path).toMatchObject({ model_name: voice });
+      expect(client.controls('Warning'), path).toEqual([]);
+      expect(running.engine!.requests.at(-1)!.voice.key, path).toBe(`${voice}(1)`);
+      client.close();
+    }
+  });
+
   it('another model name speaks with the default voice, after one Warning', async () => {
-    const client = await speak('model=aura-2-helena-en&encoding=mulaw&sample_rate=8000');
+    const client = await speak('model=aura-2-zeus-en&encoding=mulaw&sample_rate=8000');
     await client.untilControls('Warning', 1);
     expect(client.controls()).toEqual([
       {
@@ -97,8 +114,8 @@ describe('the voice', () => {
       {
         type: 'Warning',
         code: 'MODEL_NOT_FOUND',
-        description:
-          'model "aura-2-helena-en" is not a Kokoro voice; speaking with the default voice af_heart',
+        description: 'model "aura-2-zeus-en" is not a Kokoro voice; speaking with the default voice af_heart',
+        warn_msg: 'model "aura-2-zeus-en" is not a Kokoro voice; speaking with the default voice af_heart',
       },
     ]);
     client.close();
@@ -155,6 +172,106 @@ describe('bad messages: a Warning, and the session lives on', () => {
     await client.untilControls('Flushed', 1);
     expect(client.frames.some((f) => f.kind === 'audio')).toBe(true);
     expect(client.closeCode).toBeUndefined();
+    client.close();
+  });
+});
+
+describe('/v2/speak (Flux): turns reported as Flux reports them', () => {
+  const audioBytes = (client: TestClient) =>
+    client.frames.filter((f) => f.kind === 'audio').reduce((n, f) => n + f.bytes.length, 0);
+
+  it('Connected, then per turn SpeechStarted, its audio, SpeechMetadata and Flushed; Close answers SessionMetadata', async () => {
+    const client = await speak('model=flux-heather-en&encoding=linear16&sample_rate=24000', {}, '/v2/speak');
+    client.send({ type: 'Speak', text: 'Hello ' });
+    client.send({ type: 'Speak', text: 'there.' });
+    client.send({ type: 'Flush' });
+    await client.untilControls('SpeechMetadata', 1);
+    const [connected, started, spoken, flushed] = client.controls();
+    expect(connected).toEqual({
+      type: 'Connected',
+      request_id: expect.any(String),
+      model_name: 'af_bella',
+      model_version: 'kokoro-82m-v1.0',
+      model_uuids: [expect.any(String)],
+    });
+    const speechId = started!.speech_id as string;
+    expect(started).toEqual({
+      type: 'SpeechStarted',
+      speech_id: expect.stringMatching(/^dg_sp_[0-9a-f]{12}$/),
+    });
+    // The in-process engine speaks 10 ms (240 samples) a character: 12 characters, 120 ms.
+    expect(audioBytes(client)).toBe('Hello there.'.length * 240 * 2);
+    expect(spoken).toEqual({
+      type: 'SpeechMetadata',
+      speech_id: speechId,
+      audio_duration_ms: 120,
+      input_character_count: 12,
+      billable_character_count: 12,
+      controls_applied: { pronunciations_applied: 0, breaks_applied: 0, pronunciation_warnings: 0 },
+    });
+    // Every audio frame of the turn came between SpeechStarted and SpeechMetadata.
+    const kinds = client.frames.map((f) => (f.kind === 'audio' ? 'audio' : String(f.message.type)));
+    expect(kinds.lastIndexOf('audio')).toBeLessThan(kinds.indexOf('SpeechMetadata'));
+    expect(kinds.indexOf('audio')).toBeGreaterThan(kinds.indexOf('SpeechStarted'));
+    await client.untilControls('Flushed', 1);
+    expect(flushed ?? client.controls('Flushed')[0]).toEqual({ type: 'Flushed', speech_id: speechId });
+    client.send({ type: 'Close' });
+    expect(await client.closed()).toBe(1000);
+    expect(client.controls().at(-1)).toEqual({
+      type: 'SessionMetadata',
+      total_audio_duration_ms: 120,
+      total_input_character_count: 12,
+      total_billable_character_count: 12,
+    });
+  });
+
+  it('Interrupt: SpeechInterrupted for the turn it cut; with no turn, a NO_ACTIVE_SPEECH Warning', async () => {
+    const client = await speak('model=af_heart', {}, '/v2/speak');
+    client.send({ type: 'Interrupt' });
+    await client.untilControls('Warning', 1);
+    expect(client.controls('Warning')[0]).toMatchObject({ code: 'NO_ACTIVE_SPEECH' });
+    client.send({ type: 'Speak', text: 'A turn that is cut before its flush.' });
+    await client.untilControls('SpeechStarted', 1);
+    client.send({ type: 'Interrupt' });
+    await client.untilControls('SpeechInterrupted', 1);
+    const speechId = client.controls('SpeechStarted')[0]!.speech_id;
+    expect(client.controls('SpeechInterrupted')[0]).toMatchObject({
+      type: 'SpeechInterrupted',
+      metadata: { speech_id: speechId, input_character_count: 36 },
+    });
+    expect(client.controls('SpeechMetadata')).toEqual([]);
+    // The next Speak is a turn of its own, spoken whole.
+    client.send({ type: 'Speak', text: 'Next.' });
+    client.send({ type: 'Flush' });
+    await client.untilControls('SpeechMetadata', 1);
+    expect(client.controls('SpeechStarted')[1]!.speech_id).not.toBe(speechId);
+    expect(client.controls('SpeechMetadata')[0]).toMatchObject({
+      audio_duration_ms: 50,
+      input_character_count: 5,
+    });
+    client.close();
+  });
+
+  it('SageMaker’s invocation path v2/speak chooses Flux; Configure is refused with a Warning and the session lives on', async () => {
+    const client = await speak(
+      '',
+      {
+        'x-amzn-sagemaker-model-invocation-path': 'v2/speak',
+        'x-amzn-sagemaker-model-query-string': 'model=flux-heather-en&encoding=linear16&sample_rate=24000',
+      },
+      '/invocations-bidirectional-stream',
+    );
+    await client.untilControls('Connected', 1);
+    client.send({ type: 'Configure', speed: 1.1 });
+    await client.untilControls('Warning', 1);
+    expect(client.controls('Warning')[0]).toMatchObject({
+      code: 'unknown_type',
+      description: expect.stringMatching(/^Configure is not supported here/),
+    });
+    client.send({ type: 'Speak', text: 'Still here.' });
+    client.send({ type: 'Flush' });
+    await client.untilControls('SpeechMetadata', 1);
+    expect(audioBytes(client)).toBe('Still here.'.length * 240 * 2);
     client.close();
   });
 });

@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 
 const ROUTES =
-  'routes: GET /ping, POST /invocations, WS /invocations-bidirectional-stream, WS and POST /v1/speak, POST /v1/audio/speech, GET /v1/models, GET /v1/audio/voices, WS /v1/text-to-speech/{voice_id}/stream-input and /multi-stream-input, POST /v1/text-to-speech/{voice_id}[/stream], WS /tts/websocket, POST /tts/bytes, POST /tts/sse';
+  'routes: GET /ping, POST /invocations, WS /invocations-bidirectional-stream, WS and POST /v1/speak and /v2/speak, POST /v1/audio/speech, GET /v1/models, GET /v1/audio/voices, WS /v1/text-to-speech/{voice_id}/stream-input and /multi-stream-input, POST /v1/text-to-speech/{voice_id}[/stream], WS /tts/websocket, POST /tts/bytes, POST /tts/sse';
 
 describe('routes that do not exist, or not for this method', () => {
   it.each([

@@ -11,7 +11,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine, SynthesisRequest } from '../../dist/model/engine.js';
 import { ttsError } from '../../dist/protocol/errors.js';
-import { CARTESIA_VOICES, ELEVENLABS_VOICES } from '../../dist/server/vendor-voices.js';
+import { CARTESIA_VOICES, DEEPGRAM_VOICES, ELEVENLABS_VOICES } from '../../dist/server/vendor-voices.js';
 import { fakeEngine } from './fake-engine.ts';
 import { inProcessApp, type InProcessApp } from './in-process.ts';
 
@@ -1121,10 +1121,10 @@ function failingAfterFirstChunk(engine: Engine): Engine {
 // ---------------------------------------------------------------------------------------------
 // Deepgram
 
-function deepgram(query: string, body: unknown): Promise<LightMyRequestResponse> {
+function deepgram(query: string, body: unknown, path = '/v1/speak'): Promise<LightMyRequestResponse> {
   return running.app.inject({
     method: 'POST',
-    url: `/v1/speak?${query}`,
+    url: `${path}?${query}`,
     headers: { 'content-type': 'application/json', authorization: 'Token not-checked' },
     payload: typeof body === 'string' ? body : JSON.stringify(body),
   });
@@ -1133,11 +1133,25 @@ function deepgram(query: string, body: unknown): Promise<LightMyRequestResponse>
 describe('Deepgram POST /v1/speak: bad input gets Deepgram’s error shape, and the server serves on', () => {
   it.each([
     [
-      'model=af_heart&encoding=alaw',
+      'model=af_heart&encoding=speex',
       { text: 'Hi.' },
       400,
       'INVALID_OPTION',
-      /^encoding "alaw" is not supported; use linear16, mulaw/,
+      /^encoding "speex" is not supported; use linear16, mulaw, alaw, mp3, opus, flac or aac$/,
+    ],
+    [
+      'model=af_heart&encoding=alaw&container=wav',
+      { text: 'Hi.' },
+      400,
+      'INVALID_OPTION',
+      /^container "wav" does not hold alaw here$/,
+    ],
+    [
+      'model=af_heart&encoding=alaw&sample_rate=24000',
+      { text: 'Hi.' },
+      400,
+      'INVALID_OPTION',
+      /^sample_rate "24000" is not offered for this encoding; use one of 8000, 16000$/,
     ],
     [
       'model=af_heart&encoding=mulaw&container=wav',
@@ -1195,14 +1209,31 @@ describe('Deepgram POST /v1/speak: bad input gets Deepgram’s error shape, and 
   });
 
   it('a model that is not a Kokoro voice speaks with the default voice and says so in a header', async () => {
-    const res = await deepgram('model=aura-2-thalia-en&encoding=linear16&container=none', { text: 'Hi.' });
+    const res = await deepgram('model=aura-2-zeus-en&encoding=linear16&container=none', { text: 'Hi.' });
     expect(res.statusCode).toBe(200);
     expect(res.headers['dg-model-name']).toBe('af_heart');
     expect(res.headers['dg-warning']).toMatch(
-      /^model aura-2-thalia-en is not a Kokoro voice; spoke with af_heart$/,
+      /^model aura-2-zeus-en is not a Kokoro voice; spoke with af_heart$/,
     );
     expect(lastRequest().voice).toMatchObject({ key: 'af_heart(1)' });
   });
+
+  it.each(Object.entries(DEEPGRAM_VOICES))(
+    'the model %s speaks as %s, on /v1/speak and /v2/speak',
+    async (model, kokoro) => {
+      for (const path of ['/v1/speak', '/v2/speak']) {
+        const res = await deepgram(
+          `model=${model}&encoding=linear16&container=none`,
+          { text: 'Mapped.' },
+          path,
+        );
+        expect(res.statusCode, path).toBe(200);
+        expect(res.headers['dg-model-name'], path).toBe(kokoro);
+        expect(res.headers['dg-warning'], path).toBeUndefined();
+        expect(lastRequest().voice.key, path).toBe(`${kokoro}(1)`);
+      }
+    },
+  );
 
   // The in-process engine encodes PCM and WAV only; the codecs are checked on a real server.
   it('maps linear16 and its container onto WAV or raw PCM', async () => {

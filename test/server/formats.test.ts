@@ -105,7 +105,7 @@ describe.skipIf(!FFMPEG.available)(`POST /invocations in every format and sample
   it.each([
     [
       { format: 'ogg' },
-      /format should be one of: pcm, wav, mp3, opus, aac, flac, mulaw; got the string "ogg"/,
+      /format should be one of: pcm, wav, mp3, opus, aac, flac, mulaw, alaw; got the string "ogg"/,
     ],
     [
       { format: 'opus', sample_rate: 22050 },

@@ -20,6 +20,7 @@ export const RATES: Record<string, readonly number[]> = {
   flac: ALL_RATES,
   opus: [8000, 16000, 24000, 48000],
   mulaw: [8000],
+  alaw: [8000, 16000],
 };
 const ERROR_CODES = new Set([
   'bad_request',

@@ -11,7 +11,7 @@ import { ERROR_CODES, FORMATS, OPENAI_MODELS, OPENAI_VOICES } from '../../protoc
 import type { Engine } from '../../dist/model/engine.js';
 import { parseConfig } from '../../dist/server/config.js';
 import { parseOptions } from '../../dist/server/request.js';
-import { CARTESIA_VOICES, ELEVENLABS_VOICES } from '../../dist/server/vendor-voices.js';
+import { CARTESIA_VOICES, DEEPGRAM_VOICES, ELEVENLABS_VOICES } from '../../dist/server/vendor-voices.js';
 import { MARKS_AFTER, MARKS_BEFORE, VISEMES, VISEME_SYMBOLS } from '../../dist/model/text/visemes.js';
 import { TIMESTAMPED_MODEL_DIR, sharedServer, TestClient, type TestServer } from './harness.ts';
 
@@ -143,6 +143,35 @@ describe('docs/protocol.md against a running server', () => {
     expect(sent).toEqual(documented);
   });
 
+  it('names every message Flux’s dialect (/v2/speak) sends, with its fields', async () => {
+    const base = server.ws.replace(/\/invocations-bidirectional-stream$/, '');
+    const client = await TestClient.open(`${base}/v2/speak?model=flux-alexis-en`);
+    client.send({ type: 'Interrupt' }, false); // no turn: a Warning
+    client.send({ type: 'Speak', text: 'Hello there. A second sentence.' }, false);
+    client.send({ type: 'Flush' }, false);
+    await client.untilControls('Flushed', 1);
+    // A turn cut while open: its answer says what was heard.
+    client.send({ type: 'Speak', text: 'A turn cut before its flush. More to come' }, false);
+    await client.until((c) => c.frames.at(-1)?.kind === 'audio', 'the cut turn’s audio');
+    client.send({ type: 'Interrupt' }, false);
+    await client.untilControls('SpeechInterrupted', 1);
+    client.send({ type: 'Close' }, false);
+    expect(await client.closed()).toBe(1000);
+    const sent = new Map<string, string[]>();
+    for (const frame of client.controls()) sent.set(String(frame.type), Object.keys(frame).sort());
+    const documented = new Map(
+      table("Flux's messages to the client").map(([type, fields]) => [
+        unticked(type!),
+        ['type', ...ticked(fields!)].sort(),
+      ]),
+    );
+    // A failure of the server's cannot be provoked on a healthy one: the Error frame is checked by
+    // its fields in the dialect's unit tests.
+    expect(documented.get('Error')).toEqual(['code', 'description', 'type']);
+    documented.delete('Error');
+    expect(sent).toEqual(documented);
+  });
+
   it('names every SSE event, with the fields of its data', async () => {
     const events = new Map<string, string[]>();
     const response = await fetch(`${server.http}/invocations`, {
@@ -180,6 +209,8 @@ describe('docs/protocol.md against a running server', () => {
       );
     expect(of('ElevenLabs')).toEqual(ELEVENLABS_VOICES);
     expect(of('Cartesia')).toEqual(CARTESIA_VOICES);
+    expect(of('Deepgram')).toEqual(DEEPGRAM_VOICES);
+    expect(new Set(rows.map(([vendor]) => vendor))).toEqual(new Set(['ElevenLabs', 'Cartesia', 'Deepgram']));
   });
 
   it('maps exactly OpenAI’s voice names, to the Kokoro voices the code maps them to', () => {

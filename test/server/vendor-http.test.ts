@@ -407,10 +407,47 @@ describe('Deepgram’s SDK', () => {
     }
   });
 
+  it.skipIf(!FFMPEG.available)(
+    `alaw (v1 and v2): raw A-law that ffmpeg decodes to the text's length${FFMPEG.note}`,
+    async () => {
+      const samples = (await reference('af_heart', 8000)).length / 2;
+      for (const [path, rate] of [
+        ['/v1/speak', 8000],
+        ['/v2/speak', 16000],
+      ] as const) {
+        const res = await fetch(`${server.http}${path}?model=af_heart&encoding=alaw&sample_rate=${rate}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ text: TEXT }),
+        });
+        expect(res.headers.get('content-type'), path).toBe(`audio/x-alaw-basic;rate=${rate}`);
+        const bytes = Buffer.from(await res.arrayBuffer());
+        const decoded = decode(bytes, 'alaw', rate);
+        expect(decoded.ok, decoded.stderr).toBe(true);
+        // One byte a sample: the text's samples at the rate asked for.
+        expect(decoded.samples.length).toBe(bytes.length);
+        expect(Math.abs(bytes.length - (samples * rate) / 8000)).toBeLessThanOrEqual(rate / 1000);
+      }
+    },
+  );
+
+  it('speak.v2.audio.generate (POST /v2/speak): Flux’s default model speaks as af_heart, linear16 without a container', async () => {
+    const deepgram = new DeepgramClient({ apiKey: 'dummy', baseUrl: server.http });
+    const response = await deepgram.speak.v2.audio.generate({
+      text: TEXT,
+      model: 'flux-alexis-en',
+      encoding: 'linear16',
+      container: 'none',
+      sample_rate: 24000,
+    } as never);
+    const pcm = Buffer.from(await (response as unknown as Response).arrayBuffer());
+    expect(bytesDiff(pcm, await reference('af_heart'))).toBeUndefined();
+  });
+
   it('a refusal is a DeepgramError carrying our status and Deepgram’s error shape', async () => {
     const deepgram = new DeepgramClient({ apiKey: 'dummy', baseUrl: server.http });
     const refused = await deepgram.speak.v1.audio
-      .generate({ text: TEXT, model: 'af_heart', encoding: 'alaw' } as never)
+      .generate({ text: TEXT, model: 'af_heart', encoding: 'speex' } as never)
       .then(
         () => undefined,
         (err: unknown) => err,
@@ -420,7 +457,7 @@ describe('Deepgram’s SDK', () => {
       statusCode: 400,
       body: {
         err_code: 'INVALID_OPTION',
-        err_msg: expect.stringMatching(/^encoding "alaw" is not supported/),
+        err_msg: expect.stringMatching(/^encoding "speex" is not supported/),
       },
     });
   });

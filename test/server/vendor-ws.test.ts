@@ -284,6 +284,42 @@ describe('the vendors’ SDKs', () => {
     expect(Buffer.concat(audio).equals(await reference('Spoken through the SDK.'))).toBe(true);
   });
 
+  it('Deepgram SDK v2 (Flux): Speak, Flush → SpeechStarted, audio, SpeechMetadata, Flushed; Close → SessionMetadata', async () => {
+    const deepgram = new DeepgramClient({ apiKey: 'dummy', baseUrl: server.http });
+    const conn = await deepgram.speak.v2.connect({
+      model: 'flux-alexis-en',
+      encoding: 'linear16',
+      sample_rate: 24000,
+      reconnectAttempts: 0,
+    } as never);
+    const order: string[] = [];
+    const audio: Buffer[] = [];
+    let ended!: () => void;
+    const endedNow = new Promise<void>((resolve) => (ended = resolve));
+    conn.on('message', async (m: unknown) => {
+      if (m instanceof Blob || m instanceof ArrayBuffer) {
+        order.push('audio');
+        audio.push(Buffer.from(m instanceof Blob ? await m.arrayBuffer() : m));
+      } else {
+        order.push(String((m as { type?: string }).type));
+        if ((m as { type?: string }).type === 'SessionMetadata') ended();
+      }
+    });
+    conn.connect();
+    await conn.waitForOpen();
+    conn.sendSpeak({ type: 'Speak', text: 'Spoken through ' });
+    conn.sendSpeak({ type: 'Speak', text: 'the SDK.' });
+    conn.sendFlush({ type: 'Flush' });
+    conn.sendClose({ type: 'Close' });
+    await endedNow;
+    await new Promise((r) => setTimeout(r, 50)); // the last Blob's arrayBuffer() settles
+    const controls = order.filter((t) => t !== 'audio');
+    expect(controls).toEqual(['Connected', 'SpeechStarted', 'SpeechMetadata', 'Flushed', 'SessionMetadata']);
+    expect(order.indexOf('audio')).toBeGreaterThan(order.indexOf('SpeechStarted'));
+    expect(order.lastIndexOf('audio')).toBeLessThan(order.indexOf('SpeechMetadata'));
+    expect(Buffer.concat(audio).equals(await reference('Spoken through the SDK.'))).toBe(true);
+  });
+
   it('ElevenLabs stream-input (a plain WebSocket): text in pieces, audio with alignment, isFinal, then the close', async () => {
     const client = await open(`${wsBase()}/v1/text-to-speech/${RACHEL}/stream-input?output_format=pcm_24000`);
     client.send({ text: ' ', voice_settings: { stability: 0.5 } }, false);

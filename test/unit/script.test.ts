@@ -62,6 +62,19 @@ describe('Segmenter', () => {
     expect(shown([...pieces, ...streamed.end()])).toEqual(expected);
   });
 
+  it('sentences appended with nothing between them (as Pipecat sends them) are read apart', () => {
+    const pieces = ['I can help with that.', 'Your order ships today.', 'Is that all?', 'Great!'];
+    const segmenter = new Segmenter(SETTINGS);
+    const segments = [...pieces.flatMap((p) => segmenter.push(p)), ...segmenter.end()];
+    expect(shown(segments)).toEqual(pieces.map((p) => `af_heart@1: ${p}`));
+    // Each sentence is placed where it was written in the text the pieces make.
+    const text = pieces.join('');
+    const placed = segments.map((s) =>
+      s.kind === 'speech' ? text.slice(s.parts[0]!.at, s.parts.at(-1)!.to) : '',
+    );
+    expect(placed).toEqual(pieces);
+  });
+
   it('places every part in the text it was written in', () => {
     const text = '<speak>See <sub alias="World Wide Web">WWW</sub> and Kokoro &amp; more.</speak>';
     const { segments } = scriptOf(text, {

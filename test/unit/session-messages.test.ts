@@ -1,11 +1,11 @@
 /**
  * How a WebSocket message becomes one of the session's commands, in the project's own protocol
- * (parseMessage) and in Deepgram's (parseDeepgramMessage), and what Deepgram's connection query
- * may ask for (deepgramDialect).
+ * (parseMessage) and in Deepgram's v1 and v2 (parseDeepgramMessage), what Deepgram's connection
+ * query may ask for, and the frames each Deepgram dialect answers with (deepgramDialect).
  */
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../dist/server/config.js';
-import { deepgramDialect, isDeepgramPath, parseDeepgramMessage } from '../../dist/server/deepgram.js';
+import { deepgramDialect, deepgramVersion, parseDeepgramMessage } from '../../dist/server/deepgram.js';
 import { TtsError } from '../../dist/server/errors.js';
 import { parseJsonObject, parseMessage, type Command } from '../../dist/server/session-messages.js';
 import { fakeEngine } from '../app/fake-engine.ts';
@@ -132,6 +132,40 @@ describe('parseDeepgramMessage', () => {
   });
 
   it.each([
+    ['{"type":"Speak","text":"Hi."}', { kind: 'append', fields: { text: 'Hi.' } }],
+    ['{"type":"Flush"}', { kind: 'flush', fields: {} }],
+    [
+      '{"type":"Interrupt","playback_offset":{"type":"time_ms","value":500}}',
+      { kind: 'cancel', requestId: undefined },
+    ],
+    ['{"type":"Close"}', { kind: 'close' }],
+  ])('v2: %s', (message, command) => {
+    expect(parseDeepgramMessage(bytes(message), 2)).toEqual(command);
+  });
+
+  it.each([
+    [
+      1,
+      '{"type":"Interrupt"}',
+      /^Unknown message type "Interrupt"; should be Speak, Flush, Clear, KeepAlive or Close$/,
+    ],
+    [
+      2,
+      '{"type":"Clear"}',
+      /^Unknown message type "Clear"; should be Speak, Flush, Interrupt, KeepAlive or Close$/,
+    ],
+    [
+      2,
+      '{"type":"Configure","speed":1.1}',
+      /^Configure is not supported here; set the speed in the connection's query/,
+    ],
+  ] as const)('v%i refuses %s', (version, message, text) => {
+    const err = thrown(() => parseDeepgramMessage(bytes(message), version));
+    expect(err.code).toBe('unknown_type');
+    expect(err.message).toMatch(text);
+  });
+
+  it.each([
     [
       'plain text',
       bytes('Hello.'),
@@ -164,6 +198,10 @@ describe('deepgramDialect', () => {
     ['', { voice: 'af_heart', format: 'pcm', sample_rate: 24000 }],
     ['model=af_bella%2Baf_sky', { voice: 'af_bella+af_sky', format: 'pcm', sample_rate: 24000 }],
     ['encoding=mulaw', { voice: 'af_heart', format: 'mulaw', sample_rate: 8000 }],
+    ['encoding=alaw', { voice: 'af_heart', format: 'alaw', sample_rate: 8000 }],
+    ['encoding=alaw&sample_rate=16000', { format: 'alaw', sample_rate: 16000 }],
+    ['model=aura-2-helena-en', { voice: 'af_bella' }],
+    ['model=flux-alexis-en', { voice: 'af_heart' }],
     ['encoding=linear16&sample_rate=16000', { format: 'pcm', sample_rate: 16000 }],
     ['speed=1.5', { speed: 1.5 }],
     ['speed=0.5&model=bf_emma', { voice: 'bf_emma', speed: 0.5 }],
@@ -181,13 +219,19 @@ describe('deepgramDialect', () => {
         model_uuid: expect.stringMatching(/^[0-9a-f-]{36}$/),
       },
     ]);
-    const fallback = dialect(`model=aura-2-helena-en${'x'.repeat(100)}`);
+    const fallback = dialect(`model=aura-2-zeus-en${'x'.repeat(100)}`);
     expect(fallback.defaults).toMatchObject({ voice: 'af_heart' });
+    const description = `model "aura-2-zeus-en${'x'.repeat(50)}" is not a Kokoro voice; speaking with the default voice af_heart`;
     expect(fallback.opening('s2')[1]).toEqual({
       type: 'Warning',
       code: 'MODEL_NOT_FOUND',
-      description: `model "aura-2-helena-en${'x'.repeat(48)}" is not a Kokoro voice; speaking with the default voice af_heart`,
+      description,
+      warn_msg: description,
     });
+    // A Deepgram model the vendor table maps speaks with its voice, without a Warning.
+    expect(dialect('model=aura-2-andromeda-en').opening('s3')).toEqual([
+      expect.objectContaining({ type: 'Metadata', model_name: 'af_heart' }),
+    ]);
   });
 
   it('answers flushes and clears with numbered Flushed and Cleared, errors as Warnings, and nothing else', () => {
@@ -214,7 +258,11 @@ describe('deepgramDialect', () => {
   });
 
   it.each([
-    ['encoding=opus', /^encoding "opus" is not supported; use linear16 or mulaw$/],
+    ['encoding=opus', /^encoding "opus" is not supported; use linear16, mulaw or alaw$/],
+    [
+      'encoding=alaw&sample_rate=24000',
+      /^sample_rate "24000" is not supported for alaw; use one of 8000, 16000$/,
+    ],
     [`encoding=${'o'.repeat(100)}`, /^encoding "o{32}" is not supported/],
     ['encoding=mulaw&sample_rate=44100', /^sample_rate "44100" is not supported for mulaw; use one of 8000$/],
     [
@@ -232,13 +280,138 @@ describe('deepgramDialect', () => {
   });
 
   it.each([
-    ['v1/speak', true],
-    ['/v1/speak', true],
-    ['//v1/speak?model=x', true],
-    ['v1/speak/more', false],
-    ['invocations', false],
-    [undefined, false],
-  ])('isDeepgramPath(%j) is %s', (path, expected) => {
-    expect(isDeepgramPath(path)).toBe(expected);
+    ['v1/speak', 1],
+    ['/v1/speak', 1],
+    ['//v1/speak?model=x', 1],
+    ['v2/speak', 2],
+    ['/v2/speak?model=flux-alexis-en', 2],
+    ['v1/speak/more', undefined],
+    ['v3/speak', undefined],
+    ['invocations', undefined],
+    [undefined, undefined],
+  ])('deepgramVersion(%j) is %s', (path, expected) => {
+    expect(deepgramVersion(path)).toBe(expected);
+  });
+});
+
+describe('deepgramDialect v2 (Flux)', () => {
+  const config = parseConfig({ KOKORO_MODEL_DIR: '/nonexistent' });
+  const engine = fakeEngine();
+  const flux = (query = 'model=flux-alexis-en') =>
+    deepgramDialect(new URLSearchParams(query), engine, config, 2);
+  const figures = (audioS: number) => ({ audioS }) as never;
+  const SPEECH_ID = /^dg_sp_[0-9a-f]{12}$/;
+  const speak = (d: ReturnType<typeof flux>, text: string) =>
+    d.parse(bytes(JSON.stringify({ type: 'Speak', text }))) as Command & { fields: { request_id: string } };
+
+  it('opens with Connected naming the voice and the model', () => {
+    expect(flux().opening('s1')).toEqual([
+      {
+        type: 'Connected',
+        request_id: 's1',
+        model_name: 'af_heart',
+        model_version: 'kokoro-82m-v1.0',
+        model_uuids: [expect.stringMatching(/^[0-9a-f-]{36}$/)],
+      },
+    ]);
+  });
+
+  it('names each turn: its Speaks and its Flush carry one speech id, the next turn another', () => {
+    const d = flux();
+    const first = speak(d, 'Hello ');
+    const id = first.fields.request_id;
+    expect(id).toMatch(SPEECH_ID);
+    expect(first).toEqual({ kind: 'append', fields: { text: 'Hello ', request_id: id } });
+    expect(speak(d, 'there.').fields.request_id).toBe(id);
+    expect(d.parse(bytes('{"type":"Flush"}'))).toEqual({ kind: 'flush', fields: { request_id: id } });
+    const next = speak(d, 'Again.').fields.request_id;
+    expect(next).toMatch(SPEECH_ID);
+    expect(next).not.toBe(id);
+    // After an Interrupt, the next Speak starts a turn of its own.
+    d.parse(bytes('{"type":"Interrupt"}'));
+    expect(speak(d, 'After.').fields.request_id).not.toBe(next);
+  });
+
+  it('reports a turn: SpeechStarted, then SpeechMetadata and Flushed; SessionMetadata adds them up', () => {
+    const d = flux();
+    const id = speak(d, 'Héllo there.').fields.request_id;
+    d.parse(bytes('{"type":"Flush"}'));
+    expect(d.start({ requestId: id })).toEqual({ type: 'SpeechStarted', speech_id: id });
+    expect(d.complete({ requestId: id }, figures(1.2345))).toEqual([
+      {
+        type: 'SpeechMetadata',
+        speech_id: id,
+        audio_duration_ms: 1235,
+        input_character_count: 12,
+        billable_character_count: 12,
+        controls_applied: { pronunciations_applied: 0, breaks_applied: 0, pronunciation_warnings: 0 },
+      },
+      { type: 'Flushed', speech_id: id },
+    ]);
+    // A Flush with nothing to speak: a turn of no audio.
+    const empty = (d.parse(bytes('{"type":"Flush"}')) as unknown as { fields: { request_id: string } }).fields
+      .request_id;
+    expect(d.complete({ requestId: empty }, undefined)).toEqual([
+      expect.objectContaining({
+        type: 'SpeechMetadata',
+        speech_id: empty,
+        audio_duration_ms: 0,
+        input_character_count: 0,
+      }),
+      { type: 'Flushed', speech_id: empty },
+    ]);
+    expect(d.closing!()).toEqual({
+      type: 'SessionMetadata',
+      total_audio_duration_ms: 1235,
+      total_input_character_count: 12,
+      total_billable_character_count: 12,
+    });
+  });
+
+  it('answers an Interrupt with SpeechInterrupted, or a Warning when no turn was cut', () => {
+    const d = flux();
+    const id = speak(d, 'Cut me.').fields.request_id;
+    d.parse(bytes('{"type":"Interrupt"}'));
+    const heard = { request_id: id, samples: 2400, sample_rate: 24000, ms: 100 };
+    expect(d.cancelled(undefined, [id], heard)).toEqual({
+      type: 'SpeechInterrupted',
+      audio_played_ms: 100,
+      metadata: {
+        speech_id: id,
+        audio_duration_ms: 100,
+        input_character_count: 7,
+        billable_character_count: 7,
+        controls_applied: { pronunciations_applied: 0, breaks_applied: 0, pronunciation_warnings: 0 },
+      },
+      heard,
+    });
+    expect(d.cancelled(undefined, [], undefined)).toEqual({
+      type: 'Warning',
+      code: 'NO_ACTIVE_SPEECH',
+      description: 'Interrupt arrived with no turn to interrupt',
+      warn_msg: 'Interrupt arrived with no turn to interrupt',
+    });
+  });
+
+  it('errors: a Warning for what the client sent, an Error for a failure of the server', () => {
+    const d = flux();
+    expect(d.error({ type: 'error', code: 'invalid_option', message: 'bad' })).toEqual({
+      type: 'Warning',
+      description: 'bad',
+      code: 'invalid_option',
+      warn_msg: 'bad',
+    });
+    expect(d.error({ type: 'error', code: 'inference_failed', message: 'Synthesis failed' })).toEqual({
+      type: 'Error',
+      code: 'inference_failed',
+      description: 'Synthesis failed',
+    });
+  });
+
+  it('a turn that fails ends its Speaks: the next Speak starts another turn', () => {
+    const d = flux();
+    const id = speak(d, 'Fails.').fields.request_id;
+    d.ended!({ requestId: id });
+    expect(speak(d, 'Next.').fields.request_id).not.toBe(id);
   });
 });
