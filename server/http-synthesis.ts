@@ -184,19 +184,11 @@ export function mapAudio(
   map: (bytes: Uint8Array) => Uint8Array,
   end?: () => Uint8Array | undefined,
 ): HttpSynthesis {
-  const { run } = synthesis;
-  return {
-    ...synthesis,
-    run: {
-      figures: () => run.figures(),
-      samplesSoFar: () => run.samplesSoFar(),
-      async *[Symbol.asyncIterator]() {
-        for await (const bytes of run) yield map(bytes);
-        const last = end?.();
-        if (last) yield last;
-      },
-    },
-  };
+  return withAudio(synthesis, async function* (run) {
+    for await (const bytes of run) yield map(bytes);
+    const last = end?.();
+    if (last) yield last;
+  });
 }
 
 /**
@@ -205,17 +197,25 @@ export function mapAudio(
  * messages, however long a sentence is.
  */
 export function pieceAudio(synthesis: HttpSynthesis, maxBytes: number): HttpSynthesis {
+  return withAudio(synthesis, async function* (run) {
+    for await (const bytes of run) {
+      for (let at = 0; at < bytes.length; at += maxBytes) yield bytes.subarray(at, at + maxBytes);
+    }
+  });
+}
+
+/** The synthesis with its run's audio as `audio` makes it of the run's own, figures unchanged. */
+function withAudio(
+  synthesis: HttpSynthesis,
+  audio: (run: SynthesisRun) => AsyncGenerator<Uint8Array>,
+): HttpSynthesis {
   const { run } = synthesis;
   return {
     ...synthesis,
     run: {
       figures: () => run.figures(),
       samplesSoFar: () => run.samplesSoFar(),
-      async *[Symbol.asyncIterator]() {
-        for await (const bytes of run) {
-          for (let at = 0; at < bytes.length; at += maxBytes) yield bytes.subarray(at, at + maxBytes);
-        }
-      },
+      [Symbol.asyncIterator]: () => audio(run),
     },
   };
 }
