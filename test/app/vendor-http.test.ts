@@ -81,10 +81,10 @@ describe('ElevenLabs: bad input gets ElevenLabs’ error shape, and the server s
       'a PCM rate not offered',
       'af_heart',
       ok,
-      'output_format=pcm_32000',
+      'output_format=pcm_12000',
       400,
       'invalid_option',
-      /^output_format pcm_32000: sample rate 32000 is not offered for it; use one of 8000, 16000/,
+      /^output_format pcm_12000: sample rate 12000 is not offered for it; use one of 8000, 16000, 22050, 24000, 32000/,
     ],
     [
       'an unknown output_format',
@@ -559,10 +559,10 @@ describe('Cartesia: bad input gets Cartesia’s error shape, and the server serv
     [
       'a rate not offered',
       both,
-      { ...ok, output_format: { ...RAW, sample_rate: 32000 } },
+      { ...ok, output_format: { ...RAW, sample_rate: 12000 } },
       400,
       'invalid_option',
-      /sample rate 32000 is not offered for it; use one of 8000, 16000, 22050, 24000, 44100, 48000$/,
+      /sample rate 12000 is not offered for it; use one of 8000, 16000, 22050, 24000, 32000, 44100, 48000$/,
     ],
     [
       'μ-law at 16 kHz',

@@ -560,6 +560,7 @@ describe('elevenLabsDialect: connection', () => {
     ['pcm_16000', { format: 'pcm', sample_rate: 16000 }],
     ['pcm_24000', { format: 'pcm', sample_rate: 24000 }],
     ['pcm_44100', { format: 'pcm', sample_rate: 44100 }],
+    ['pcm_32000', { format: 'pcm', sample_rate: 32000 }],
     ['ulaw_8000', { format: 'mulaw', sample_rate: 8000 }],
     ['mp3_44100_128', { format: 'mp3', sample_rate: 44100 }],
     ['mp3_22050_32', { format: 'mp3', sample_rate: 22050 }],
@@ -580,8 +581,8 @@ describe('elevenLabsDialect: connection', () => {
     ['pcm', /^output_format "pcm" is not supported/],
     ['', /^output_format "" is not supported/],
     [
-      'pcm_32000',
-      /^output_format pcm_32000: sample rate 32000 is not offered for it; use one of 8000, 16000/,
+      'pcm_12000',
+      /^output_format pcm_12000: sample rate 12000 is not offered for it; use one of 8000, 16000, 22050, 24000, 32000, 44100, 48000$/,
     ],
     ['ulaw_16000', /^output_format ulaw_16000: sample rate 16000 is not offered for it; use one of 8000$/],
     [
@@ -1720,14 +1721,28 @@ describe('vendorVoice', () => {
 });
 
 describe('elevenLabsOutput', () => {
+  // Every output_format ElevenLabs documents (its SDKs' AllowedOutputFormats) but alaw_8000.
   const outputs = new Map<string, VendorOutput>([
+    ['mp3_22050_32', { format: 'mp3', sampleRate: 22050 }],
+    ['mp3_24000_48', { format: 'mp3', sampleRate: 24000 }],
+    ['mp3_44100_32', { format: 'mp3', sampleRate: 44100 }],
+    ['mp3_44100_64', { format: 'mp3', sampleRate: 44100 }],
+    ['mp3_44100_96', { format: 'mp3', sampleRate: 44100 }],
+    ['mp3_44100_128', { format: 'mp3', sampleRate: 44100 }],
+    ['mp3_44100_192', { format: 'mp3', sampleRate: 44100 }],
     ['pcm_8000', { format: 'pcm', sampleRate: 8000 }],
+    ['pcm_16000', { format: 'pcm', sampleRate: 16000 }],
     ['pcm_22050', { format: 'pcm', sampleRate: 22050 }],
+    ['pcm_24000', { format: 'pcm', sampleRate: 24000 }],
+    ['pcm_32000', { format: 'pcm', sampleRate: 32000 }],
+    ['pcm_44100', { format: 'pcm', sampleRate: 44100 }],
     ['pcm_48000', { format: 'pcm', sampleRate: 48000 }],
     ['ulaw_8000', { format: 'mulaw', sampleRate: 8000 }],
-    ['mp3_44100_128', { format: 'mp3', sampleRate: 44100 }],
-    ['mp3_24000_48', { format: 'mp3', sampleRate: 24000 }],
     ['opus_48000_32', { format: 'opus', sampleRate: 48000 }],
+    ['opus_48000_64', { format: 'opus', sampleRate: 48000 }],
+    ['opus_48000_96', { format: 'opus', sampleRate: 48000 }],
+    ['opus_48000_128', { format: 'opus', sampleRate: 48000 }],
+    ['opus_48000_192', { format: 'opus', sampleRate: 48000 }],
     ['wav_16000', { format: 'wav', sampleRate: 16000 }],
   ]);
   it.each([...outputs])('%s', (value, expected) => {
@@ -1741,15 +1756,16 @@ describe('elevenLabsOutput', () => {
   it.each([
     [
       'alaw_8000',
-      /^output_format "alaw_8000" is not supported; use pcm_<rate> \(8000, 16000, 22050, 24000, 44100, 48000\), ulaw_8000, mp3_<rate>_<bitrate> or opus_48000_<bitrate>$/,
+      /^output_format "alaw_8000" is not supported; use pcm_<rate> \(8000, 16000, 22050, 24000, 32000, 44100, 48000\), ulaw_8000, mp3_<rate>_<bitrate> or opus_48000_<bitrate>$/,
     ],
     ['PCM_16000', /^output_format "PCM_16000" is not supported/],
     ['mp3_44100_128_x', /^output_format "mp3_44100_128_x" is not supported/],
     [`${'x'.repeat(60)}`, new RegExp(`^output_format "${'x'.repeat(40)}" is not supported`)],
     [
-      'pcm_32000',
-      /^output_format pcm_32000: sample rate 32000 is not offered for it; use one of 8000, 16000, 22050, 24000, 44100, 48000$/,
+      'pcm_11025',
+      /^output_format pcm_11025: sample rate 11025 is not offered for it; use one of 8000, 16000, 22050, 24000, 32000, 44100, 48000$/,
     ],
+    ['mp3_32000_64', /^output_format mp3_32000_64: sample rate 32000 is not offered for it/],
     ['mp3_16_128', /^output_format mp3_16_128: sample rate 16 is not offered for it/],
     [
       'opus_22050_64',
@@ -1854,9 +1870,9 @@ describe('cartesiaOutput', () => {
       new RegExp(`: sample rate 44000 is not offered for it; use one of ${FORMATS.pcm.rates.join(', ')}$`),
     ],
     [
-      { container: 'raw', encoding: 'pcm_f32le', sample_rate: 32000 },
+      { container: 'raw', encoding: 'pcm_f32le', sample_rate: 12000 },
       ['raw'],
-      /sample rate 32000 is not offered/,
+      /sample rate 12000 is not offered/,
     ],
     [{ container: 'mp3', sample_rate: 32000 }, ALL, /sample rate 32000 is not offered/],
     [
