@@ -164,10 +164,20 @@ export function elevenLabsDialect(
     ...(normalization === 'off' ? { normalization_options: { normalize: false } } : {}),
   };
 
+  /**
+   * `auto_mode=true`: every piece of text is whole (a sentence or phrase, Pipecat's and LiveKit's
+   * default), spoken as it arrives instead of waiting for what follows it.
+   */
+  const autoMode = query.get('auto_mode')?.toLowerCase() === 'true';
   /** Contexts whose first message has been taken (its options count; later ones' do not). */
   const started = new Set<string>();
-  /** Contexts flushed since their last text: `close_context` finishes them, else it cuts. */
-  const flushed = new Set<string>();
+  /**
+   * Contexts whose last words were followed by a flush that ends the turn: `close_context` finishes
+   * them, and cuts any other. With auto_mode a flush carrying text only speaks that piece (LiveKit
+   * flushes every sentence, then sends a flush of no text at the end of its input); without it,
+   * any flush counts.
+   */
+  const turnEnded = new Set<string>();
   /** Each request's words, held until the audio they belong beside. */
   const pendingWords = new Map<string, WordTiming[]>();
 
@@ -206,24 +216,31 @@ export function elevenLabsDialect(
     const inContext = context !== undefined ? { context } : {};
     if (multi && fields.close_socket === true) return { kind: 'close' };
     if (multi && fields.close_context === true) {
-      const drop = !flushed.has(key);
+      const drop = !turnEnded.has(key);
       started.delete(key);
-      flushed.delete(key);
-      return { kind: 'close-context', context: context!, drop };
+      turnEnded.delete(key);
+      return { kind: 'close-context', context: context!, drop, tolerant: true };
     }
+    const flush = fields.flush === true;
     const text = fields.text;
+    // A flush may come without text (ElevenLabs' FlushContext; Pipecat ends each turn so).
+    if ((text === undefined || text === null) && flush) {
+      if (multi) remember(turnEnded, key);
+      return started.has(key)
+        ? { kind: 'append', fields: { text: '' }, ...inContext, generate: true }
+        : { kind: 'keep-alive', ...inContext };
+    }
     if (typeof text !== 'string') {
       throw invalid(
-        `Each message carries its text as a string ({"text": "Hello "}), or ${multi ? 'close_context or close_socket' : '"" to end the stream'}`,
+        `Each message carries its text as a string ({"text": "Hello "}), or ${multi ? '"flush", "close_context" or "close_socket"' : '"flush" or "" to end the stream'}`,
         'text',
       );
     }
-    const flush = fields.flush === true;
     if (text === '') {
       // stream-input: the end of the text. multi-stream-input: a keep-alive (and a flush, if asked).
       if (!multi) return [{ kind: 'flush', fields: {} }, { kind: 'close' }];
       if (!flush) return { kind: 'keep-alive', ...inContext };
-      remember(flushed, key);
+      remember(turnEnded, key);
       return started.has(key)
         ? { kind: 'append', fields: { text: '' }, ...inContext, generate: true }
         : { kind: 'keep-alive', ...inContext };
@@ -233,13 +250,14 @@ export function elevenLabsDialect(
     const read = first ? firstMessageFields(fields) : {};
     const options = read.speed === undefined ? read : { ...read, speed: vendorSpeed(read.speed, engine) };
     remember(started, key);
-    if (flush) remember(flushed, key);
-    else if (text.trim() !== '') flushed.delete(key);
+    const blank = text.trim() === '';
+    if (flush && (blank || !autoMode)) remember(turnEnded, key);
+    else if (!blank) turnEnded.delete(key);
     return {
       kind: 'append',
       fields: { ...options, text },
       ...inContext,
-      generate: flush,
+      generate: flush || autoMode,
       repeatsOptions: true,
     };
   };

@@ -36,9 +36,17 @@ export type Command =
   | { readonly kind: 'cancel'; readonly requestId: string | undefined; readonly context?: string }
   /**
    * Ends a context: `drop` cuts it as a cancel does, otherwise what it received is spoken first.
-   * Its id may not be used again on this session.
+   * Its id may not be used again on this session. `tolerant`: the dialect's clients close a context
+   * again when the listener interrupts it, whether its own close was sent or not (Pipecat's
+   * ElevenLabs service); so a context still speaking after its close is cut (with `drop`), and one
+   * already over is answered as one never opened, instead of refused.
    */
-  | { readonly kind: 'close-context'; readonly context: string; readonly drop: boolean }
+  | {
+      readonly kind: 'close-context';
+      readonly context: string;
+      readonly drop: boolean;
+      readonly tolerant?: boolean;
+    }
   /**
    * A message that cannot be used, answered at once with its context's error (dialects whose
    * errors name a context); the session goes on.

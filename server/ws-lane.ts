@@ -282,11 +282,15 @@ export class Lane {
   /**
    * `close_context`: the context takes nothing more. Without `drop`, what it received is spoken and
    * the end answered after it; with `drop`, it is cut as by a cancel, and the end answered after
-   * the last byte of what was cut.
+   * the last byte of what was cut. A context closed again while it still speaks: a `drop` cuts the
+   * rest, and its end is answered once, after the cut.
    */
   close(drop: boolean, receivedAt: number): void {
+    if (this.#ended || (this.#closed && !drop)) return;
     this.#closed = true;
     if (drop) {
+      // The end a first close queued is answered by the cut instead.
+      this.#queue = this.#queue.filter((item) => item.kind !== 'end');
       this.#cut(undefined, receivedAt, (cancelled, heard) =>
         this.#host.dialect.contextClosed(this.context!, cancelled, heard),
       );

@@ -705,6 +705,17 @@ describe('elevenLabsDialect: stream-input messages', () => {
     ]);
   });
 
+  it('a flush with no text speaks what is held and keeps the stream open', () => {
+    const dialect = open();
+    expect(dialect.parse(json({ flush: true }))).toStrictEqual({ kind: 'keep-alive' });
+    dialect.parse(json({ text: 'Held ' }));
+    expect(dialect.parse(json({ flush: true }))).toStrictEqual({
+      kind: 'append',
+      fields: { text: '' },
+      generate: true,
+    });
+  });
+
   it.each([
     [[50, 120], { first_chunk: 'clause' }],
     [[99], { first_chunk: 'clause' }],
@@ -729,7 +740,7 @@ describe('elevenLabsDialect: stream-input messages', () => {
       /^Each message carries its text as a string .*"" to end the stream$/,
       'text',
     ],
-    ['no text', { flush: true }, /carries its text as a string/, 'text'],
+    ['no text', { try_trigger_generation: true }, /carries its text as a string/, 'text'],
     ['text null', { text: null }, /carries its text as a string/, 'text'],
     [
       'voice_settings a string',
@@ -863,6 +874,13 @@ describe('elevenLabsDialect: multi-stream-input messages', () => {
     });
   });
 
+  const closing = (context: string, drop: boolean) => ({
+    kind: 'close-context',
+    context,
+    drop,
+    tolerant: true,
+  });
+
   it('close_context finishes a context flushed since its last text, and cuts one that was not', () => {
     const dialect = open();
     const send = (message: Record<string, unknown>) => dialect.parse(json(message));
@@ -870,27 +888,80 @@ describe('elevenLabsDialect: multi-stream-input messages', () => {
 
     send({ context_id: 'flushed', text: 'Hello.' });
     send({ context_id: 'flushed', text: '', flush: true });
-    expect(close('flushed')).toStrictEqual({ kind: 'close-context', context: 'flushed', drop: false });
+    expect(close('flushed')).toStrictEqual(closing('flushed', false));
 
     send({ context_id: 'unflushed', text: 'Hello' });
-    expect(close('unflushed')).toStrictEqual({ kind: 'close-context', context: 'unflushed', drop: true });
+    expect(close('unflushed')).toStrictEqual(closing('unflushed', true));
 
     send({ context_id: 'text-flush', text: 'Hello.', flush: true });
-    expect(close('text-flush')).toStrictEqual({ kind: 'close-context', context: 'text-flush', drop: false });
+    expect(close('text-flush')).toStrictEqual(closing('text-flush', false));
 
     send({ context_id: 'more', text: 'Hello.', flush: true });
     send({ context_id: 'more', text: 'And more' });
-    expect(close('more')).toStrictEqual({ kind: 'close-context', context: 'more', drop: true });
+    expect(close('more')).toStrictEqual(closing('more', true));
 
     send({ context_id: 'spaces', text: 'Hello.', flush: true });
     send({ context_id: 'spaces', text: ' ' });
-    expect(close('spaces')).toStrictEqual({ kind: 'close-context', context: 'spaces', drop: false });
+    expect(close('spaces')).toStrictEqual(closing('spaces', false));
 
-    expect(close('never-used')).toStrictEqual({ kind: 'close-context', context: 'never-used', drop: true });
-    expect(send({ close_context: true })).toStrictEqual({
-      kind: 'close-context',
-      context: 'default',
-      drop: true,
+    // Pipecat's end of a turn: a flush with no text at all, then the close.
+    send({ context_id: 'bare', text: ' ' });
+    send({ context_id: 'bare', text: 'Hello there.' });
+    expect(send({ context_id: 'bare', flush: true })).toStrictEqual({
+      kind: 'append',
+      fields: { text: '' },
+      context: 'bare',
+      generate: true,
+    });
+    expect(close('bare')).toStrictEqual(closing('bare', false));
+
+    expect(close('never-used')).toStrictEqual(closing('never-used', true));
+    expect(send({ close_context: true })).toStrictEqual(closing('default', true));
+  });
+
+  it('with auto_mode, speaks every piece as it comes, and only a flush of no text ends the turn', () => {
+    const dialect = elevenLabsDialect(
+      '21m00Tcm4TlvDq8ikWAM',
+      true,
+      new URLSearchParams('auto_mode=true'),
+      engine,
+    );
+    const send = (message: Record<string, unknown>) => dialect.parse(json(message));
+    const close = (context: string) => send({ context_id: context, close_context: true });
+    // Pipecat's sentences: no flush, no spaces between them; each is spoken at once.
+    expect(send({ context_id: 'p', text: ' ' })).toMatchObject({ generate: true });
+    expect(send({ context_id: 'p', text: 'Hello there.' })).toStrictEqual({
+      kind: 'append',
+      fields: { text: 'Hello there.' },
+      context: 'p',
+      generate: true,
+      repeatsOptions: true,
+    });
+    send({ context_id: 'p', flush: true });
+    expect(close('p')).toStrictEqual(closing('p', false));
+    // LiveKit's sentences, each flushed: a close before its input ended is a barge-in.
+    send({ context_id: 'l', text: ' ', voice_settings: {} });
+    send({ context_id: 'l', text: 'Hello there. ', flush: true });
+    send({ context_id: 'l', text: 'How are you? ', flush: true });
+    expect(close('l')).toStrictEqual(closing('l', true));
+    // Its end of input: a flush of no text, then the close.
+    send({ context_id: 'm', text: 'Hello there. ', flush: true });
+    send({ context_id: 'm', text: '', flush: true });
+    expect(close('m')).toStrictEqual(closing('m', false));
+    send({ context_id: 'n', text: 'Hello there. ', flush: true });
+    send({ context_id: 'n', text: ' ', flush: true });
+    expect(close('n')).toStrictEqual(closing('n', false));
+  });
+
+  it('a flush with no text on a context never started only keeps it alive', () => {
+    const dialect = open();
+    expect(dialect.parse(json({ context_id: 'x', flush: true }))).toStrictEqual({
+      kind: 'keep-alive',
+      context: 'x',
+    });
+    expect(dialect.parse(json({ context_id: 'x', text: null, flush: true }))).toStrictEqual({
+      kind: 'keep-alive',
+      context: 'x',
     });
   });
 
@@ -915,7 +986,7 @@ describe('elevenLabsDialect: multi-stream-input messages', () => {
     [
       'text a number',
       { context_id: 'a', text: 5 },
-      /as a string .*or close_context or close_socket$/,
+      /as a string .*or "flush", "close_context" or "close_socket"$/,
       'text',
     ],
     [
