@@ -10,13 +10,16 @@
  *   `{"text": ""}` only keeps a context alive; `close_context` ends one, answered by
  *   `{"isFinal": true, "contextId"}` after its audio; `close_socket` ends them all and closes.
  *
- * Audio goes out as `{"audio": base64, "isFinal": null, "alignment", "normalizedAlignment"}` with
- * the characters of the words in that audio and their times from the context's first sample.
- * Problems are `{"message", "error", "code"}` (and `contextId`), and the socket serves on.
+ * Audio goes out as `{"audio": base64, "isFinal": null, "alignment", "normalizedAlignment"}`, in
+ * pieces under 64 KB cut where words start (elevenlabs-alignment.ts), each with the characters of
+ * the words that start in it, timed from that message's first sample as ElevenLabs does (Pipecat
+ * adds each message's end to the next), or from the context's first sample with
+ * `sync_alignment=true` (LiveKit sends it, and adds nothing). Problems are
+ * `{"message", "error", "code"}` (and `contextId`), and the socket serves on.
  */
-import type { Engine, WordTiming } from '../model/engine.ts';
+import { audioCuts, type Engine, type WordTiming } from '../model/engine.ts';
 import { ttsError } from './errors.ts';
-import { charAlignment } from './elevenlabs-alignment.ts';
+import { audioPieces, shiftAlignment } from './elevenlabs-alignment.ts';
 import {
   MAX_CONTEXT_ID_BYTES,
   decodeText,
@@ -63,6 +66,14 @@ function remember(set: Set<string>, key: string): void {
   set.add(key);
   if (set.size > CONTEXTS_REMEMBERED) set.delete(set.values().next().value!);
 }
+
+const NO_CHARS = { chars: [], charStartTimesMs: [], charDurationsMs: [] };
+
+/**
+ * The most a character adds to an audio message: itself, a start (12 digits) and a duration (8),
+ * each with its comma, in `alignment` and in `normalizedAlignment`.
+ */
+const wsCharBytes = (char: string) => 2 * (Buffer.byteLength(JSON.stringify(char)) + 1 + 12 + 8);
 
 /** ElevenLabs' own default when the client names no `output_format`. */
 export const ELEVENLABS_DEFAULT_FORMAT = 'mp3_44100_128';
@@ -180,6 +191,14 @@ export function elevenLabsDialect(
   const turnEnded = new Set<string>();
   /** Each request's words, held until the audio they belong beside. */
   const pendingWords = new Map<string, WordTiming[]>();
+  /**
+   * `sync_alignment=true` (LiveKit's plugins send it): character times on the context's clock,
+   * from its first sample, instead of from each message's audio (ElevenLabs' default, which
+   * Pipecat reads).
+   */
+  const syncAlignment = query.get('sync_alignment')?.toLowerCase() === 'true';
+  /** Where each context's next request starts on its clock, in ms (after one that ended early). */
+  const contextOffsets = new Map<string, number>();
 
   const parse = (data: Buffer): Command | readonly Command[] => {
     const text = decodeText(data);
@@ -265,26 +284,61 @@ export function elevenLabsDialect(
   const withContext = (context: string | undefined) =>
     multi && context !== undefined ? { contextId: context } : {};
 
+  /** What one audio message takes besides its audio's base64 and its characters. */
+  const envelope = (context: string | undefined) =>
+    Buffer.byteLength(
+      JSON.stringify({
+        audio: '',
+        isFinal: null,
+        normalizedAlignment: NO_CHARS,
+        alignment: NO_CHARS,
+        ...withContext(context),
+      }),
+    );
+  /** One request's audio: where it stands on its context's clock (sync_alignment), and where it ends. */
+  const clocks = new Map<string, { offsetMs: number; endMs: number }>();
+  const contextKey = (context: string | undefined) => context ?? '';
+
   return {
     parse,
     contexts: multi,
     alwaysWords: true,
     opening: () => [],
     start: () => undefined,
-    audio: ({ requestId, context }, bytes) => {
-      const words = pendingWords.get(requestId);
+    audio: ({ requestId, context }, bytes, span) => {
+      const words = pendingWords.get(requestId) ?? [];
       pendingWords.delete(requestId);
-      const alignment = words ? charAlignment(words) : null;
-      return {
-        data: JSON.stringify({
-          audio: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('base64'),
-          isFinal: null,
-          normalizedAlignment: alignment,
-          alignment,
-          ...withContext(context),
-        }),
-        binary: false,
-      };
+      let clock = clocks.get(requestId);
+      if (!clock) {
+        clock = { offsetMs: contextOffsets.get(contextKey(context)) ?? 0, endMs: 0 };
+        clocks.set(requestId, clock);
+      }
+      const pieces = audioPieces(bytes, span, words, {
+        cuts: audioCuts(format, bytes),
+        envelopeBytes: envelope(context),
+        charBytes: wsCharBytes,
+      });
+      return pieces.map((piece) => {
+        clock.endMs = piece.endMs;
+        // Times relative to each message's audio, as ElevenLabs sends them; with sync_alignment,
+        // on the context's clock.
+        const alignment =
+          piece.alignment.chars.length === 0
+            ? null
+            : shiftAlignment(piece.alignment, syncAlignment ? clock.offsetMs : -piece.startMs);
+        return {
+          data: JSON.stringify({
+            audio: Buffer.from(piece.bytes.buffer, piece.bytes.byteOffset, piece.bytes.length).toString(
+              'base64',
+            ),
+            isFinal: null,
+            normalizedAlignment: alignment,
+            alignment,
+            ...withContext(context),
+          }),
+          binary: false,
+        };
+      });
     },
     words: ({ requestId }, words) => {
       const held = pendingWords.get(requestId);
@@ -294,14 +348,19 @@ export function elevenLabsDialect(
     },
     // stream-input's one utterance ends with the stream; a context's with close_context.
     complete: () => (multi ? undefined : { isFinal: true }),
-    ended: ({ requestId }) => pendingWords.delete(requestId),
+    ended: ({ requestId, context }) => {
+      pendingWords.delete(requestId);
+      const clock = clocks.get(requestId);
+      clocks.delete(requestId);
+      // A context's next request (after one that failed) goes on from where this one's audio ended.
+      if (clock && clock.endMs > 0) contextOffsets.set(contextKey(context), clock.offsetMs + clock.endMs);
+    },
     mark: () => undefined,
     cancelled: () => undefined,
-    contextClosed: (context, _cancelled, heard) => ({
-      isFinal: true,
-      contextId: context,
-      ...(heard ? { heard } : {}),
-    }),
+    contextClosed: (context, _cancelled, heard) => {
+      contextOffsets.delete(context);
+      return { isFinal: true, contextId: context, ...(heard ? { heard } : {}) };
+    },
     error: (body, context) => elevenLabsError(body, context),
     defaults,
     idleTimeoutS: inactivity,

@@ -186,6 +186,12 @@ export interface Turn {
 /** A frame to send: control (JSON) or audio. */
 export type OutgoingFrame = { readonly data: Uint8Array | string; readonly binary: boolean };
 
+/** Where a piece of a request's audio lies on the request's clock (from its first sample), in seconds. */
+export interface AudioSpan {
+  readonly startS: number;
+  readonly endS: number;
+}
+
 /**
  * A session's wire dialect: how client messages become commands, and what frames the session's
  * events become. The project's own protocol is {@link nativeDialect}; Deepgram's is in
@@ -201,8 +207,11 @@ export interface SessionDialect {
   /** Frames sent as soon as the session opens. */
   opening(sessionId: string): readonly object[];
   start(turn: Turn): object | undefined;
-  /** One piece of a request's encoded audio. */
-  audio(turn: Turn, bytes: Uint8Array): OutgoingFrame;
+  /**
+   * One piece of a request's encoded audio, lying at `span`: one frame, or several (ElevenLabs'
+   * pieces stay under 64 KB, each with the characters of its words).
+   */
+  audio(turn: Turn, bytes: Uint8Array, span: AudioSpan): OutgoingFrame | readonly OutgoingFrame[];
   /**
    * After the last audio of a request; `figures` is undefined for a flush that had nothing to
    * speak. `warnings`: markup that was dropped (its text spoken).

@@ -15,7 +15,7 @@ import { ttsError } from './errors.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { recordClientGone, recordCompletion } from './outcomes.ts';
 import { parseOptions, peekRequestId, synthesisRequest, type SynthesisOptions } from './request.ts';
-import type { SessionDialect, Turn } from './session-messages.ts';
+import type { OutgoingFrame, SessionDialect, Turn } from './session-messages.ts';
 import { Utterance } from './utterance.ts';
 import { codePointLength } from '../protocol/request.ts';
 
@@ -527,15 +527,25 @@ export class Lane {
         },
         { signal: controller.signal, startedAt: receivedAt },
       );
+      /** Where the audio sent so far ends, on the request's clock (exact where bytes count samples). */
+      let sentS = 0;
       for await (const bytes of run) {
         // A cancel or the client's leaving: nothing more of this request is sent.
         if (host.gone || controller.signal.aborted) break;
         const samples = run.samplesSoFar();
-        const frame = dialect.audio(turn, bytes);
-        const sent = host.send(frame.data, frame.binary);
-        current.sentSamples = samples;
         if (current.sampleBytes > 0) current.sentOutput += bytes.length / current.sampleBytes;
-        await sent;
+        const endS = Math.max(
+          sentS,
+          current.sampleBytes > 0 ? current.sentOutput / options.sampleRate : samples / NATIVE_SAMPLE_RATE,
+        );
+        const frames = dialect.audio(turn, bytes, { startS: sentS, endS });
+        sentS = endS;
+        // Every frame of the piece is handed over at once: a cut takes effect between pieces.
+        const sent = (Array.isArray(frames) ? frames : [frames as OutgoingFrame]).map((frame) =>
+          host.send(frame.data, frame.binary),
+        );
+        current.sentSamples = samples;
+        await Promise.all(sent);
       }
       if (host.gone || controller.signal.aborted) return;
       // A construct still open at the flush: not spoken; said after the rest, before completion.

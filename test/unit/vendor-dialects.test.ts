@@ -18,7 +18,7 @@ import {
   cartesiaVoiceId,
   isCartesiaSocketPath,
 } from '../../dist/server/cartesia.js';
-import { charAlignment } from '../../dist/server/elevenlabs-alignment.js';
+import type { CharAlignment } from '../../dist/server/elevenlabs-alignment.js';
 import {
   ELEVENLABS_DEFAULT_FORMAT,
   elevenLabsDialect,
@@ -32,6 +32,7 @@ import {
   nativeDialect,
   parseMessage,
   type Command,
+  type OutgoingFrame,
 } from '../../dist/server/session-messages.js';
 import {
   CARTESIA_VOICES,
@@ -74,6 +75,16 @@ function expectError(err: unknown, code: string, message: RegExp, param: string 
 function refusal(result: Command | readonly Command[]): { error: unknown; context?: string } {
   expect(result).toMatchObject({ kind: 'refuse' });
   return result as { error: unknown; context?: string };
+}
+
+/** Where a piece of audio lies on its request's clock, for dialects that do not read it. */
+const SPAN = { startS: 0, endS: 0 };
+
+/** The one frame a dialect made of a piece of audio. */
+function oneFrame(frames: OutgoingFrame | readonly OutgoingFrame[]): OutgoingFrame {
+  const list: readonly OutgoingFrame[] = Array.isArray(frames) ? frames : [frames as OutgoingFrame];
+  expect(list).toHaveLength(1);
+  return list[0]!;
 }
 
 /** A frame's JSON text as an object. */
@@ -433,7 +444,7 @@ describe('nativeDialect with contexts', () => {
 
   it('prefixes audio frames with their context id', () => {
     const audio = new Uint8Array([10, 20, 30]);
-    const frame = dialect.audio({ requestId: 'r1', context: 'ctx' }, audio);
+    const frame = oneFrame(dialect.audio({ requestId: 'r1', context: 'ctx' }, audio, SPAN));
     expect(frame.binary).toBe(true);
     expect([...(frame.data as Uint8Array)]).toEqual([3, 0x63, 0x74, 0x78, 10, 20, 30]);
   });
@@ -446,7 +457,7 @@ describe('nativeDialect without contexts', () => {
   it('sends audio as it is and frames without context_id', () => {
     expect(dialect.contexts).toBe(false);
     const audio = new Uint8Array([1, 2, 3]);
-    const frame = dialect.audio(turn, audio);
+    const frame = oneFrame(dialect.audio(turn, audio, SPAN));
     expect(frame).toStrictEqual({ data: audio, binary: true });
     expect(frame.data).toBe(audio);
     expect(dialect.start(turn)).toStrictEqual({ type: 'synthesis_start', request_id: 'r1' });
@@ -1067,51 +1078,154 @@ describe('elevenLabsDialect: multi-stream-input messages', () => {
 });
 
 describe('elevenLabsDialect: frames', () => {
-  const open = (multi: boolean) =>
-    elevenLabsDialect('21m00Tcm4TlvDq8ikWAM', multi, new URLSearchParams('output_format=pcm_24000'), engine);
+  const open = (multi: boolean, query = '') =>
+    elevenLabsDialect(
+      '21m00Tcm4TlvDq8ikWAM',
+      multi,
+      new URLSearchParams(`output_format=pcm_24000${query}`),
+      engine,
+    );
+  /** 0.2 s of silence at 24 kHz. */
+  const fifth = new Uint8Array(9600);
   const hi: WordTiming[] = [{ word: 'Hi', start_s: 0, end_s: 0.2 }];
-  const there: WordTiming[] = [{ word: 'there', start_s: 0.2, end_s: 0.7 }];
+  const there: WordTiming[] = [{ word: 'there', start_s: 0.2, end_s: 0.4 }];
+  const frames = (out: OutgoingFrame | readonly OutgoingFrame[]) =>
+    (Array.isArray(out) ? out : [out as OutgoingFrame]).map(sentJson);
 
   it('sends audio as base64 with no alignment when no words came before it', () => {
     const dialect = open(false);
-    expect(sentJson(dialect.audio({ requestId: 'r1' }, new Uint8Array([1, 2, 3])))).toStrictEqual({
-      audio: 'AQID',
-      isFinal: null,
-      normalizedAlignment: null,
-      alignment: null,
-    });
+    expect(
+      frames(dialect.audio({ requestId: 'r1' }, new Uint8Array([1, 2]), { startS: 0, endS: 1 / 24000 })),
+    ).toStrictEqual([{ audio: 'AQI=', isFinal: null, normalizedAlignment: null, alignment: null }]);
   });
 
   it('encodes only the bytes of a view', () => {
-    const view = new Uint8Array([0xff, 1, 2, 3, 0xff]).subarray(1, 4);
-    expect(sentJson(open(false).audio({ requestId: 'r1' }, view)).audio).toBe('AQID');
+    const view = new Uint8Array([0xff, 1, 2, 3, 4, 0xff]).subarray(1, 5);
+    const [frame] = frames(open(false).audio({ requestId: 'r1' }, view, { startS: 0, endS: 2 / 24000 }));
+    expect(frame!.audio).toBe('AQIDBA==');
   });
 
-  it('puts the words given for the same request beside the next audio, once', () => {
+  it('puts the words given for a request beside its next audio, once, timed from that message', () => {
     const dialect = open(false);
     expect(dialect.words({ requestId: 'r1' }, hi)).toBeUndefined();
-    expect(dialect.words({ requestId: 'r1' }, there)).toBeUndefined();
-    expect(dialect.words({ requestId: 'r2' }, [{ word: 'other', start_s: 0, end_s: 1 }])).toBeUndefined();
-    const alignment = charAlignment([...hi, ...there]);
-    expect(sentJson(dialect.audio({ requestId: 'r1' }, new Uint8Array([0, 0])))).toStrictEqual({
-      audio: 'AAA=',
+    expect(dialect.words({ requestId: 'r2' }, [{ word: 'other', start_s: 0, end_s: 0.2 }])).toBeUndefined();
+    const [first] = frames(dialect.audio({ requestId: 'r1' }, fifth, { startS: 0, endS: 0.2 }));
+    const hiChars = {
+      chars: ['H', 'i', ' '],
+      charStartTimesMs: [0, 100, 200],
+      charDurationsMs: [100, 100, 0],
+    };
+    expect(first).toStrictEqual({
+      audio: Buffer.from(fifth).toString('base64'),
       isFinal: null,
-      normalizedAlignment: alignment,
-      alignment,
+      normalizedAlignment: hiChars,
+      alignment: hiChars,
     });
-    expect(alignment.chars.join('')).toBe('Hi there ');
-    expect(sentJson(dialect.audio({ requestId: 'r1' }, new Uint8Array([0, 0]))).alignment).toBeNull();
-    expect(sentJson(dialect.audio({ requestId: 'r2' }, new Uint8Array([0, 0]))).alignment).toStrictEqual(
-      charAlignment([{ word: 'other', start_s: 0, end_s: 1 }]),
-    );
+    // The next message's times start again from its own first sample (ElevenLabs' default).
+    dialect.words({ requestId: 'r1' }, there);
+    const [second] = frames(dialect.audio({ requestId: 'r1' }, fifth, { startS: 0.2, endS: 0.4 }));
+    expect(second!.alignment).toStrictEqual({
+      chars: ['t', 'h', 'e', 'r', 'e', ' '],
+      charStartTimesMs: [0, 40, 80, 120, 160, 200],
+      charDurationsMs: [40, 40, 40, 40, 40, 0],
+    });
+    expect(
+      frames(dialect.audio({ requestId: 'r1' }, fifth, { startS: 0.4, endS: 0.6 }))[0]!.alignment,
+    ).toBeNull();
+    expect(
+      frames(dialect.audio({ requestId: 'r2' }, fifth, { startS: 0, endS: 0.2 }))[0]!.alignment,
+    ).toMatchObject({
+      chars: ['o', 't', 'h', 'e', 'r', ' '],
+    });
   });
+
+  it('with sync_alignment, times the characters on the context’s clock, across its requests', () => {
+    const dialect = open(true, '&sync_alignment=true');
+    const turn = { requestId: 'r1', context: 'a' };
+    dialect.words(turn, hi);
+    frames(dialect.audio(turn, fifth, { startS: 0, endS: 0.2 }));
+    dialect.words(turn, there);
+    const [second] = frames(dialect.audio(turn, fifth, { startS: 0.2, endS: 0.4 }));
+    expect((second!.alignment as { charStartTimesMs: number[] }).charStartTimesMs).toEqual([
+      200, 240, 280, 320, 360, 400,
+    ]);
+    // A request that ended early (a failure): the context's next one goes on from its audio's end.
+    dialect.ended!(turn);
+    const next = { requestId: 'r2', context: 'a' };
+    dialect.words(next, hi);
+    const [third] = frames(dialect.audio(next, fifth, { startS: 0, endS: 0.2 }));
+    expect((third!.alignment as { charStartTimesMs: number[] }).charStartTimesMs).toEqual([400, 500, 600]);
+    // Another context has a clock of its own; a closed one starts over.
+    const other = { requestId: 'r3', context: 'b' };
+    dialect.words(other, hi);
+    expect(frames(dialect.audio(other, fifth, { startS: 0, endS: 0.2 }))[0]!.alignment).toMatchObject({
+      charStartTimesMs: [0, 100, 200],
+    });
+    dialect.contextClosed('a', undefined, undefined);
+    const again = { requestId: 'r4', context: 'a' };
+    dialect.words(again, hi);
+    expect(frames(dialect.audio(again, fifth, { startS: 0, endS: 0.2 }))[0]!.alignment).toMatchObject({
+      charStartTimesMs: [0, 100, 200],
+    });
+  });
+
+  it.each([24000, 48000])(
+    'cuts %d Hz audio into messages under 64 KB, at word starts, each timed from its own audio',
+    (rate) => {
+      const dialect = elevenLabsDialect(
+        '21m00Tcm4TlvDq8ikWAM',
+        true,
+        new URLSearchParams(`output_format=pcm_${rate}`),
+        engine,
+      );
+      const turn = { requestId: 'r1', context: 'a' };
+      // 4 s of audio, a word every 0.3 s.
+      const audio = new Uint8Array(4 * rate * 2).map((_, i) => i % 251);
+      const words = Array.from({ length: 13 }, (_, i) => ({
+        word: `w${i}`,
+        start_s: 0.05 + 0.3 * i,
+        end_s: Math.min(4, 0.35 + 0.3 * i),
+      }));
+      dialect.words(turn, words);
+      const out = dialect.audio(turn, audio, { startS: 0, endS: 4 }) as readonly OutgoingFrame[];
+      expect(out.length).toBeGreaterThan(4);
+      for (const frame of out) expect(Buffer.byteLength(frame.data as string)).toBeLessThanOrEqual(64_000);
+      const sent = out.map(sentJson);
+      expect(Buffer.concat(sent.map((m) => Buffer.from(m.audio as string, 'base64'))).equals(audio)).toBe(
+        true,
+      );
+      const aligned = sent.map((m) => m.alignment as CharAlignment);
+      expect(aligned.flatMap((a) => a.chars).join('')).toBe(`${words.map((w) => w.word).join(' ')} `);
+      // Pipecat's clock: each message's times, plus the ends of the messages before it.
+      const ms = (bytes: number) => Math.round((1000 * bytes) / 2 / rate);
+      let offset = 0;
+      let clock = 0;
+      for (const [i, a] of aligned.entries()) {
+        const bytes = Buffer.from(sent[i]!.audio as string, 'base64').length;
+        expect(bytes / 2 / rate).toBeLessThanOrEqual(1);
+        // Each message's characters end with a space, at the end of its own audio.
+        expect(a.chars.at(-1)).toBe(' ');
+        const end = a.charStartTimesMs.at(-1)! + a.charDurationsMs.at(-1)!;
+        expect(end).toBe(ms(offset + bytes) - ms(offset));
+        expect(a.charStartTimesMs[0]).toBeGreaterThanOrEqual(0);
+        // Its first word starts where that clock says.
+        const firstWord = words.find((w) => w.word === a.chars.slice(0, a.chars.indexOf(' ')).join(''))!;
+        expect(clock + a.charStartTimesMs[0]!).toBe(Math.round(firstWord.start_s * 1000));
+        clock += end;
+        offset += bytes;
+      }
+      expect(clock).toBe(4000);
+    },
+  );
 
   it('ends stream-input with isFinal, and forgets words left over once the request has ended', () => {
     const dialect = open(false);
     dialect.words({ requestId: 'r1' }, hi);
     expect(dialect.complete({ requestId: 'r1' }, FIGURES)).toStrictEqual({ isFinal: true });
     dialect.ended!({ requestId: 'r1' });
-    expect(sentJson(dialect.audio({ requestId: 'r1' }, new Uint8Array([0, 0]))).alignment).toBeNull();
+    expect(
+      frames(dialect.audio({ requestId: 'r1' }, fifth, { startS: 0, endS: 0.2 }))[0]!.alignment,
+    ).toBeNull();
     expect(dialect.complete({ requestId: 'r2' }, undefined)).toStrictEqual({ isFinal: true });
   });
 
@@ -1119,14 +1233,16 @@ describe('elevenLabsDialect: frames', () => {
     const dialect = open(true);
     dialect.words({ requestId: 'r1', context: 'a' }, hi);
     expect(
-      sentJson(dialect.audio({ requestId: 'r1', context: 'a' }, new Uint8Array([1, 2, 3]))),
-    ).toStrictEqual({
-      audio: 'AQID',
-      isFinal: null,
-      normalizedAlignment: charAlignment(hi),
-      alignment: charAlignment(hi),
-      contextId: 'a',
-    });
+      frames(dialect.audio({ requestId: 'r1', context: 'a' }, fifth, { startS: 0, endS: 0.2 })),
+    ).toStrictEqual([
+      {
+        audio: Buffer.from(fifth).toString('base64'),
+        isFinal: null,
+        normalizedAlignment: expect.objectContaining({ chars: ['H', 'i', ' '] }),
+        alignment: expect.objectContaining({ chars: ['H', 'i', ' '] }),
+        contextId: 'a',
+      },
+    ]);
     expect(dialect.complete({ requestId: 'r1', context: 'a' }, FIGURES)).toBeUndefined();
   });
 
@@ -1168,82 +1284,6 @@ describe('elevenLabsDialect: frames', () => {
       error: code,
       code: closeCode,
     });
-  });
-});
-
-describe('charAlignment', () => {
-  it('gives each character of a word an even share of its time, then a space of no time', () => {
-    expect(charAlignment([{ word: 'Hi', start_s: 0.1, end_s: 0.3 }])).toStrictEqual({
-      chars: ['H', 'i', ' '],
-      charStartTimesMs: [100, 200, 300],
-      charDurationsMs: [100, 100, 0],
-    });
-    expect(
-      charAlignment([
-        { word: 'Hey', start_s: 0, end_s: 0.1 },
-        { word: 'you', start_s: 0.1, end_s: 0.4 },
-      ]),
-    ).toStrictEqual({
-      chars: ['H', 'e', 'y', ' ', 'y', 'o', 'u', ' '],
-      charStartTimesMs: [0, 33, 67, 100, 100, 200, 300, 400],
-      charDurationsMs: [33, 34, 33, 0, 100, 100, 100, 0],
-    });
-    expect(charAlignment([])).toStrictEqual({ chars: [], charStartTimesMs: [], charDurationsMs: [] });
-  });
-
-  it('counts a character beyond 16 bits (an emoji) as one', () => {
-    expect(charAlignment([{ word: '😀a', start_s: 1, end_s: 1.2 }])).toStrictEqual({
-      chars: ['😀', 'a', ' '],
-      charStartTimesMs: [1000, 1100, 1200],
-      charDurationsMs: [100, 100, 0],
-    });
-    expect(charAlignment([{ word: '𝒳', start_s: 0, end_s: 0.05 }]).chars).toEqual(['𝒳', ' ']);
-  });
-
-  it('gives a word of no duration characters of no duration', () => {
-    expect(charAlignment([{ word: 'ab', start_s: 0.5, end_s: 0.5 }])).toStrictEqual({
-      chars: ['a', 'b', ' '],
-      charStartTimesMs: [500, 500, 500],
-      charDurationsMs: [0, 0, 0],
-    });
-  });
-
-  const cases: WordTiming[][] = [
-    [{ word: 'seven', start_s: 0.0123, end_s: 0.4567 }],
-    [
-      { word: 'Hello,', start_s: 0.037, end_s: 0.391 },
-      { word: 'wörld', start_s: 0.391, end_s: 0.999 },
-      { word: 'naïve😀café', start_s: 1.0004, end_s: 1.7777 },
-    ],
-    [
-      { word: 'a', start_s: 2, end_s: 2.0011 },
-      { word: 'abcdefghijklmnop', start_s: 2.0011, end_s: 2.3 },
-    ],
-  ];
-  it.each(cases)('keeps lengths equal, times whole and tiling each word (%#)', (...words) => {
-    const out = charAlignment(words);
-    const chars = words.reduce((n, w) => n + [...w.word].length + 1, 0);
-    expect(out.chars).toHaveLength(chars);
-    expect(out.charStartTimesMs).toHaveLength(chars);
-    expect(out.charDurationsMs).toHaveLength(chars);
-    expect([...out.charStartTimesMs, ...out.charDurationsMs].every(Number.isInteger)).toBe(true);
-    expect(out.charDurationsMs.every((d) => d >= 0)).toBe(true);
-    let at = 0;
-    for (const word of words) {
-      const n = [...word.word].length;
-      const starts = out.charStartTimesMs.slice(at, at + n + 1);
-      const durations = out.charDurationsMs.slice(at, at + n + 1);
-      expect(out.chars.slice(at, at + n + 1)).toEqual([...[...word.word], ' ']);
-      expect(starts[0]).toBe(Math.round(word.start_s * 1000));
-      // Each character ends where the next starts; the space sits at the word's end, for no time.
-      expect(starts.slice(0, n).map((s, i) => s + durations[i]!)).toEqual(starts.slice(1));
-      expect(starts[n]).toBe(Math.round(word.end_s * 1000));
-      expect(durations[n]).toBe(0);
-      // Even shares: no two characters of a word differ by more than the rounding.
-      const shares = durations.slice(0, n);
-      expect(Math.max(...shares) - Math.min(...shares)).toBeLessThanOrEqual(1);
-      at += n + 1;
-    }
   });
 });
 
@@ -1627,7 +1667,7 @@ describe('cartesiaDialect: frames', () => {
       }),
     );
     const audio = pcm16([0, 16384, -32768]);
-    const first = sentJson(dialect.audio({ requestId: 'c1', context: 'a' }, audio));
+    const first = sentJson(oneFrame(dialect.audio({ requestId: 'c1', context: 'a' }, audio, SPAN)));
     expect(first).toStrictEqual({
       type: 'chunk',
       data: Buffer.from(audio).toString('base64'),
@@ -1637,7 +1677,7 @@ describe('cartesiaDialect: frames', () => {
       context_id: 'a',
     });
     expect(first.step_time).toBe(0);
-    const second = sentJson(dialect.audio({ requestId: 'c1', context: 'a' }, audio));
+    const second = sentJson(oneFrame(dialect.audio({ requestId: 'c1', context: 'a' }, audio, SPAN)));
     expect(second.step_time).toBeGreaterThanOrEqual(0);
     expect(Math.round((second.step_time as number) * 10)).toBeCloseTo((second.step_time as number) * 10, 6);
   });
@@ -1659,13 +1699,13 @@ describe('cartesiaDialect: frames', () => {
       }),
     );
     const samples = [0, 1, -1, 16384, -16384, 32767, -32768];
-    const frame = sentJson(dialect.audio({ requestId: 'f2', context: 'f' }, pcm16(samples)));
+    const frame = sentJson(oneFrame(dialect.audio({ requestId: 'f2', context: 'f' }, pcm16(samples), SPAN)));
     const data = Buffer.from(frame.data as string, 'base64');
     expect(data.length).toBe(samples.length * 4);
     expect(floats(data)).toEqual(samples.map((s) => s / 32768));
     expect(floats(data)).toEqual([0, 1 / 32768, -1 / 32768, 0.5, -0.5, 0.999969482421875, -1]);
     expect(frame.context_id).toBe('f');
-    const plain = sentJson(dialect.audio({ requestId: 'c1', context: 's' }, pcm16(samples)));
+    const plain = sentJson(oneFrame(dialect.audio({ requestId: 'c1', context: 's' }, pcm16(samples), SPAN)));
     expect(Buffer.from(plain.data as string, 'base64')).toEqual(Buffer.from(pcm16(samples)));
   });
 
