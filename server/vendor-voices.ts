@@ -21,6 +21,7 @@ export const ELEVENLABS_VOICES: Readonly<Record<string, string>> = {
   FGY2WhTYpPnrIDTdsKH5: 'af_nicole', // Laura: American, female
   cgSgspJ2msm6clMCkdW9: 'af_jessica', // Jessica: American, female
   XrExE9yKIg1WjnnlVkGX: 'af_bella', // Matilda: American, female
+  hpp4J3VqNfWAUOO0d1Us: 'af_bella', // Bella: American, female (LiveKit's Python plugin default)
   SAz9YHcvj6GT2YYXdXww: 'af_river', // River: American
   pNInz6obpgDQGcFmaJgB: 'am_adam', // Adam: American, male
   TX3LPaxmHKxFdv7VOQHJ: 'am_liam', // Liam: American, male
