@@ -295,8 +295,11 @@ export function elevenLabsDialect(
         ...withContext(context),
       }),
     );
-  /** One request's audio: where it stands on its context's clock (sync_alignment), and where it ends. */
-  const clocks = new Map<string, { offsetMs: number; endMs: number }>();
+  /**
+   * One request's audio: where it stands on its context's clock (sync_alignment), where it ends,
+   * and whether its words are timed (some came).
+   */
+  const clocks = new Map<string, { offsetMs: number; endMs: number; timed: boolean }>();
   const contextKey = (context: string | undefined) => context ?? '';
 
   return {
@@ -310,13 +313,15 @@ export function elevenLabsDialect(
       pendingWords.delete(requestId);
       let clock = clocks.get(requestId);
       if (!clock) {
-        clock = { offsetMs: contextOffsets.get(contextKey(context)) ?? 0, endMs: 0 };
+        clock = { offsetMs: contextOffsets.get(contextKey(context)) ?? 0, endMs: 0, timed: false };
         clocks.set(requestId, clock);
       }
+      clock.timed ||= words.length > 0;
       const pieces = audioPieces(bytes, span, words, {
         cuts: audioCuts(format, bytes),
         envelopeBytes: envelope(context),
         charBytes: wsCharBytes,
+        timed: clock.timed,
       });
       return pieces.map((piece) => {
         clock.endMs = piece.endMs;

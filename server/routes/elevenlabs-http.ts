@@ -214,6 +214,7 @@ export const elevenLabsRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
         cuts: audioCuts(options.format, bytes),
         envelopeBytes: LINE_ENVELOPE,
         charBytes: lineCharBytes,
+        timed: options.timestamps,
       });
       sentS = endS;
       return Buffer.from(pieces.map(timestampLine).join(''));

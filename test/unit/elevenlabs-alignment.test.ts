@@ -40,8 +40,8 @@ describe('charAlignment', () => {
   it('clamps the words into the span: the last character ends with it', () => {
     expect(charAlignment([word('ab', 0.05, 0.5)], 100, 300)).toStrictEqual({
       chars: ['a', 'b', ' '],
-      charStartTimesMs: [100, 200, 300],
-      charDurationsMs: [100, 100, 0],
+      charStartTimesMs: [100, 175, 300],
+      charDurationsMs: [75, 125, 0],
     });
   });
 
@@ -98,14 +98,19 @@ describe('charAlignment', () => {
   });
 });
 
-/** 24 kHz PCM16 bytes for `seconds`, not all zero. */
+/** PCM16 bytes for `seconds` at `rate`, not all zero. */
 const pcm = (seconds: number, rate = 24000) =>
   new Uint8Array(Math.round(seconds * rate) * 2).map((_, i) => (i * 7) % 256);
 
-const limitsFor = (bytes: Uint8Array, format: 'pcm' | 'mulaw' | 'mp3' | 'opus' = 'pcm'): PieceLimits => ({
+const limitsFor = (
+  bytes: Uint8Array,
+  format: 'pcm' | 'mulaw' | 'mp3' | 'opus' = 'pcm',
+  timed = true,
+): PieceLimits => ({
   cuts: audioCuts(format, bytes),
   envelopeBytes: 200,
   charBytes: (c) => 2 * (Buffer.byteLength(JSON.stringify(c)) + 21),
+  timed,
 });
 
 /** What a message of this piece would take at most, as the limits count it. */
@@ -113,6 +118,40 @@ const messageBytes = (piece: AudioPiece, limits: PieceLimits) =>
   limits.envelopeBytes +
   Math.ceil(piece.bytes.length / 3) * 4 +
   piece.alignment.chars.reduce((n, c) => n + limits.charBytes(c), 0);
+
+/**
+ * The pieces as Pipecat's WebSocket service reads them (times relative to each message): its
+ * words and their starts (ms), its clock at the end, and the pieces that completed no word
+ * (which do not move its clock).
+ */
+function pipecatClock(pieces: AudioPiece[]) {
+  let clock = 0;
+  let partial = '';
+  let partialStart = 0;
+  const words: string[] = [];
+  const starts: number[] = [];
+  let stalled = 0;
+  for (const piece of pieces) {
+    const { chars, charStartTimesMs, charDurationsMs } = piece.alignment;
+    let completed = 0;
+    chars.forEach((char, i) => {
+      if (char === ' ') {
+        if (partial) {
+          words.push(partial);
+          starts.push(partialStart);
+          partial = '';
+          completed++;
+        }
+      } else {
+        if (!partial) partialStart = clock + charStartTimesMs[i]! - piece.startMs;
+        partial += char;
+      }
+    });
+    if (completed > 0) clock += charStartTimesMs.at(-1)! + charDurationsMs.at(-1)! - piece.startMs;
+    else stalled++;
+  }
+  return { words, starts, clock, stalled };
+}
 
 /** The checks every cutting must pass. */
 function expectPieces(
@@ -122,74 +161,82 @@ function expectPieces(
   limits: PieceLimits,
 ): void {
   expect(Buffer.concat(pieces.map((p) => p.bytes)).equals(Buffer.from(bytes))).toBe(true);
-  expect(pieces.flatMap((p) => p.alignment.chars).join('')).toBe(words.map((w) => `${w.word} `).join(''));
+  expect(
+    pieces
+      .flatMap((p) => p.alignment.chars)
+      .join('')
+      .split(' ')
+      .filter(Boolean),
+  ).toEqual(words.map((w) => w.word));
   for (const piece of pieces) expect(messageBytes(piece, limits)).toBeLessThanOrEqual(MAX_MESSAGE_BYTES);
   expect(pieces.slice(1).map((p) => p.startMs)).toEqual(pieces.slice(0, -1).map((p) => p.endMs));
-  for (const piece of pieces.filter((p) => p.alignment.chars.length > 0)) {
-    const { charStartTimesMs: starts, charDurationsMs: durations } = piece.alignment;
-    expect(starts[0]).toBeGreaterThanOrEqual(piece.startMs);
-    expect(starts.at(-1)! + durations.at(-1)!).toBe(piece.endMs);
+  for (const { alignment, startMs, endMs } of pieces) {
+    expect(alignment.chars.length).toBeGreaterThan(0);
+    expect(alignment.charStartTimesMs.length).toBe(alignment.chars.length);
+    expect(alignment.charDurationsMs.length).toBe(alignment.chars.length);
+    expect(Math.min(...alignment.charStartTimesMs)).toBeGreaterThanOrEqual(startMs);
+    expect(alignment.charStartTimesMs.at(-1)! + alignment.charDurationsMs.at(-1)!).toBe(endMs);
   }
 }
 
 describe('audioPieces', () => {
   it('keeps a short piece whole, its characters covering its audio', () => {
     const bytes = pcm(0.5);
-    const words = [word('Hello', 0.05, 0.3), word('there.', 0.3, 0.5)];
-    const limits = limitsFor(bytes);
-    const pieces = audioPieces(
-      bytes,
-      { startS: 2, endS: 2.5 },
-      words.map((w) => ({ ...w, start_s: w.start_s + 2, end_s: w.end_s + 2 })),
-      limits,
-    );
+    const words = [word('Hello', 2.05, 2.3), word('there.', 2.3, 2.5)];
+    const pieces = audioPieces(bytes, { startS: 2, endS: 2.5 }, words, limitsFor(bytes));
     expect(pieces).toHaveLength(1);
     expect(pieces[0]).toMatchObject({ startMs: 2000, endMs: 2500 });
     expect(pieces[0]!.alignment.chars.join('')).toBe('Hello there. ');
     expect(pieces[0]!.alignment.charStartTimesMs[0]).toBe(2050);
   });
 
+  // Words as Kokoro times them: each runs until the next starts, the last until the audio ends.
+  const tiled = (starts: number[], end: number) =>
+    starts.map((start, i) => word(`word${i}`, start, starts[i + 1] ?? end));
+
   it.each([8000, 16000, 24000, 32000, 44100, 48000])(
-    'cuts %d Hz PCM at word starts, in whole samples, at most a second and 64 KB a piece',
+    'cuts %d Hz PCM in whole samples, at most a second and 64 KB a piece, each completing a word',
     (rate) => {
       const bytes = pcm(5, rate);
-      const words = Array.from({ length: 20 }, (_, i) =>
-        word(`word${i}`, 0.1 + 0.24 * i, 0.1 + 0.24 * (i + 1)),
-      );
+      // Words of 0.15 to 0.6 s, and a last one with 0.4 s of silence after it.
+      const starts = [0.1, 0.25, 0.85, 1.0, 1.6, 1.8, 2.3, 2.5, 3.1, 3.3, 3.9, 4.1];
+      const words = tiled(starts, 5);
       const limits = limitsFor(bytes);
       const pieces = audioPieces(bytes, { startS: 0, endS: 5 }, words, limits);
       expectPieces(pieces, bytes, words, limits);
-      expect(pieces.length).toBeGreaterThanOrEqual(5);
       for (const piece of pieces) {
         expect(piece.bytes.length % 2).toBe(0);
         expect(piece.bytes.length / 2 / rate).toBeLessThanOrEqual(MAX_PIECE_S);
-        // Every piece ends with a word's space, and all but the first start where a word does.
-        expect(piece.alignment.chars.at(-1)).toBe(' ');
       }
-      for (const piece of pieces.slice(1)) {
-        expect(Math.abs(piece.startMs - piece.alignment.charStartTimesMs[0]!)).toBeLessThanOrEqual(1);
-      }
+      // Pipecat's clock places every word where it starts, and ends with the audio.
+      const clock = pipecatClock(pieces);
+      expect(clock.stalled).toBe(0);
+      expect(clock.words).toEqual(words.map((w) => w.word));
+      expect(clock.starts).toEqual(starts.map((s) => Math.round(s * 1000)));
+      expect(clock.clock).toBe(5000);
     },
   );
 
-  it('cuts inside a word or a pause longer than a piece', () => {
-    const bytes = pcm(3.5);
-    const words = [word('Long', 0.1, 0.3), word('pause', 2.8, 3.5)];
+  it('gives a pause longer than two pieces a space over it: only there does a piece complete no word', () => {
+    const bytes = pcm(4);
+    const words = tiled([0.1, 3.3], 4);
     const limits = limitsFor(bytes);
-    const pieces = audioPieces(bytes, { startS: 0, endS: 3.5 }, words, limits);
+    const pieces = audioPieces(bytes, { startS: 0, endS: 4 }, words, limits);
     expectPieces(pieces, bytes, words, limits);
-    expect(pieces.length).toBeGreaterThanOrEqual(4);
-    // The pause's pieces carry no word.
-    expect(pieces.filter((p) => p.alignment.chars.length === 0).length).toBeGreaterThan(0);
+    expect(pieces.length).toBeGreaterThanOrEqual(5);
+    const clock = pipecatClock(pieces);
+    expect(clock.words).toEqual(['word0', 'word1']);
+    expect(clock.stalled).toBeGreaterThan(0);
+    expect(pieces.filter((p) => p.alignment.chars.join('') === ' ').length).toBe(clock.stalled);
   });
 
   it('puts words timed past the audio, or given with none, in a piece of no audio', () => {
-    const limits = limitsFor(new Uint8Array(0));
+    const empty = new Uint8Array(0);
     expect(
-      audioPieces(new Uint8Array(0), { startS: 1, endS: 1 }, [word('late', 1.2, 1.4)], limits),
+      audioPieces(empty, { startS: 1, endS: 1 }, [word('late', 1.2, 1.4)], limitsFor(empty)),
     ).toStrictEqual([
       {
-        bytes: new Uint8Array(0),
+        bytes: empty,
         startMs: 1000,
         endMs: 1000,
         alignment: {
@@ -199,9 +246,17 @@ describe('audioPieces', () => {
         },
       },
     ]);
-    const none = audioPieces(new Uint8Array(0), { startS: 1, endS: 1 }, [], limits);
-    expect(none).toHaveLength(1);
-    expect(none[0]!.alignment.chars).toEqual([]);
+    expect(audioPieces(empty, { startS: 1, endS: 1 }, [], limitsFor(empty))[0]!.alignment.chars).toEqual([
+      ' ',
+    ]);
+  });
+
+  it('gives no characters to a request whose words are not timed', () => {
+    const bytes = pcm(3);
+    const pieces = audioPieces(bytes, { startS: 0, endS: 3 }, [], limitsFor(bytes, 'pcm', false));
+    expect(pieces.length).toBeGreaterThanOrEqual(3);
+    for (const piece of pieces) expect(piece.alignment.chars).toEqual([]);
+    expect(Buffer.concat(pieces.map((p) => p.bytes)).equals(Buffer.from(bytes))).toBe(true);
   });
 
   it('never makes a message of more than 64 KB, even with a word of many characters', () => {
@@ -221,12 +276,16 @@ describe('audioPieces', () => {
     const mp3 = new Uint8Array(417 * frames);
     for (let i = 0; i < frames; i++) mp3.set(frame, i * 417);
     const seconds = (frames * 1152) / 44100;
-    const words = Array.from({ length: 15 }, (_, i) => word(`w${i}`, 0.3 * i, 0.3 * (i + 1)));
+    const words = tiled(
+      Array.from({ length: 15 }, (_, i) => 0.3 * i),
+      seconds,
+    );
     const limits = limitsFor(mp3, 'mp3');
     const pieces = audioPieces(mp3, { startS: 0, endS: seconds }, words, limits);
     expectPieces(pieces, mp3, words, limits);
     expect(pieces.length).toBeGreaterThan(4);
     for (const piece of pieces) expect(piece.bytes.length % 417).toBe(0);
+    expect(pipecatClock(pieces).stalled).toBe(0);
 
     const writer = new OggWriter(1234);
     const ogg = Buffer.concat(
@@ -235,10 +294,10 @@ describe('audioPieces', () => {
       ),
     );
     const pages = audioCuts('opus', ogg);
-    const starts: number[] = [];
-    for (let at = 0; at < ogg.length; at = pages.after(at)) starts.push(at);
-    expect(starts).toHaveLength(40);
-    for (const start of starts) expect(ogg.subarray(start, start + 4).toString('latin1')).toBe('OggS');
-    expect(pages.floor(starts[3]! + 10)).toBe(starts[3]);
+    const found: number[] = [];
+    for (let at = 0; at < ogg.length; at = pages.after(at)) found.push(at);
+    expect(found).toHaveLength(40);
+    for (const start of found) expect(ogg.subarray(start, start + 4).toString('latin1')).toBe('OggS');
+    expect(pages.floor(found[3]! + 10)).toBe(found[3]);
   });
 });

@@ -1129,9 +1129,10 @@ describe('elevenLabsDialect: frames', () => {
       charStartTimesMs: [0, 40, 80, 120, 160, 200],
       charDurationsMs: [40, 40, 40, 40, 40, 0],
     });
+    // Audio after the request's last word: a space over it, the silence it holds.
     expect(
       frames(dialect.audio({ requestId: 'r1' }, fifth, { startS: 0.4, endS: 0.6 }))[0]!.alignment,
-    ).toBeNull();
+    ).toStrictEqual({ chars: [' '], charStartTimesMs: [0], charDurationsMs: [200] });
     expect(
       frames(dialect.audio({ requestId: 'r2' }, fifth, { startS: 0, endS: 0.2 }))[0]!.alignment,
     ).toMatchObject({
