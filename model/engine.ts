@@ -523,6 +523,7 @@ export type { SynthesisRequest } from './synthesis/request.ts';
 export type { AudioChunk, OutputFormat, RunFigures, SynthesisRun } from './synthesis/run.ts';
 export type { WordTiming } from './text/alignment.ts';
 export type { PhonemeTiming } from './text/phoneme-timing.ts';
+export { audioCuts, type AudioCuts } from './audio/cuts.ts';
 export { DTYPE_FILES, type Dtype, type LanguageCode, parseLanguage } from './kokoro/constants.ts';
 export { isSupportedLanguage } from './text/phonemes.ts';
 export { KOKORO_VOCAB } from './text/tokens.ts';

@@ -8,6 +8,9 @@ export const NATIVE_SAMPLE_RATE = 24_000;
 
 export const SAMPLE_RATES = [8000, 16000, 22050, 24000, 44100, 48000] as const;
 
+/** Raw PCM's rates: the common ones, and 32 kHz, which ElevenLabs offers (`pcm_32000`). */
+export const PCM_SAMPLE_RATES = [8000, 16000, 22050, 24000, 32000, 44100, 48000] as const;
+
 export interface FormatInfo {
   /** Output sample rates accepted for this format. */
   readonly rates: readonly number[];
@@ -19,7 +22,7 @@ export interface FormatInfo {
 
 export const FORMATS = {
   pcm: {
-    rates: SAMPLE_RATES,
+    rates: PCM_SAMPLE_RATES,
     defaultRate: NATIVE_SAMPLE_RATE,
     contentType: (rate: number) => `audio/pcm;rate=${rate};encoding=s16le;channels=1`,
   },

@@ -10,13 +10,16 @@
  *   `{"text": ""}` only keeps a context alive; `close_context` ends one, answered by
  *   `{"isFinal": true, "contextId"}` after its audio; `close_socket` ends them all and closes.
  *
- * Audio goes out as `{"audio": base64, "isFinal": null, "alignment", "normalizedAlignment"}` with
- * the characters of the words in that audio and their times from the context's first sample.
- * Problems are `{"message", "error", "code"}` (and `contextId`), and the socket serves on.
+ * Audio goes out as `{"audio": base64, "isFinal": null, "alignment", "normalizedAlignment"}`, in
+ * pieces under 64 KB cut where words start (elevenlabs-alignment.ts), each with the characters of
+ * the words that start in it, timed from that message's first sample as ElevenLabs does (Pipecat
+ * adds each message's end to the next), or from the context's first sample with
+ * `sync_alignment=true` (LiveKit sends it, and adds nothing). Problems are
+ * `{"message", "error", "code"}` (and `contextId`), and the socket serves on.
  */
-import type { Engine, WordTiming } from '../model/engine.ts';
+import { audioCuts, type Engine, type WordTiming } from '../model/engine.ts';
 import { ttsError } from './errors.ts';
-import { charAlignment } from './elevenlabs-alignment.ts';
+import { audioPieces, shiftAlignment } from './elevenlabs-alignment.ts';
 import {
   MAX_CONTEXT_ID_BYTES,
   decodeText,
@@ -63,6 +66,14 @@ function remember(set: Set<string>, key: string): void {
   set.add(key);
   if (set.size > CONTEXTS_REMEMBERED) set.delete(set.values().next().value!);
 }
+
+const NO_CHARS = { chars: [], charStartTimesMs: [], charDurationsMs: [] };
+
+/**
+ * The most a character adds to an audio message: itself, a start (12 digits) and a duration (8),
+ * each with its comma, in `alignment` and in `normalizedAlignment`.
+ */
+const wsCharBytes = (char: string) => 2 * (Buffer.byteLength(JSON.stringify(char)) + 1 + 12 + 8);
 
 /** ElevenLabs' own default when the client names no `output_format`. */
 export const ELEVENLABS_DEFAULT_FORMAT = 'mp3_44100_128';
@@ -164,12 +175,30 @@ export function elevenLabsDialect(
     ...(normalization === 'off' ? { normalization_options: { normalize: false } } : {}),
   };
 
+  /**
+   * `auto_mode=true`: every piece of text is whole (a sentence or phrase, Pipecat's and LiveKit's
+   * default), spoken as it arrives instead of waiting for what follows it.
+   */
+  const autoMode = query.get('auto_mode')?.toLowerCase() === 'true';
   /** Contexts whose first message has been taken (its options count; later ones' do not). */
   const started = new Set<string>();
-  /** Contexts flushed since their last text: `close_context` finishes them, else it cuts. */
-  const flushed = new Set<string>();
+  /**
+   * Contexts whose last words were followed by a flush that ends the turn: `close_context` finishes
+   * them, and cuts any other. With auto_mode a flush carrying text only speaks that piece (LiveKit
+   * flushes every sentence, then sends a flush of no text at the end of its input); without it,
+   * any flush counts.
+   */
+  const turnEnded = new Set<string>();
   /** Each request's words, held until the audio they belong beside. */
   const pendingWords = new Map<string, WordTiming[]>();
+  /**
+   * `sync_alignment=true` (LiveKit's plugins send it): character times on the context's clock,
+   * from its first sample, instead of from each message's audio (ElevenLabs' default, which
+   * Pipecat reads).
+   */
+  const syncAlignment = query.get('sync_alignment')?.toLowerCase() === 'true';
+  /** Where each context's next request starts on its clock, in ms (after one that ended early). */
+  const contextOffsets = new Map<string, number>();
 
   const parse = (data: Buffer): Command | readonly Command[] => {
     const text = decodeText(data);
@@ -206,24 +235,31 @@ export function elevenLabsDialect(
     const inContext = context !== undefined ? { context } : {};
     if (multi && fields.close_socket === true) return { kind: 'close' };
     if (multi && fields.close_context === true) {
-      const drop = !flushed.has(key);
+      const drop = !turnEnded.has(key);
       started.delete(key);
-      flushed.delete(key);
-      return { kind: 'close-context', context: context!, drop };
+      turnEnded.delete(key);
+      return { kind: 'close-context', context: context!, drop, tolerant: true };
     }
+    const flush = fields.flush === true;
     const text = fields.text;
+    // A flush may come without text (ElevenLabs' FlushContext; Pipecat ends each turn so).
+    if ((text === undefined || text === null) && flush) {
+      if (multi) remember(turnEnded, key);
+      return started.has(key)
+        ? { kind: 'append', fields: { text: '' }, ...inContext, generate: true }
+        : { kind: 'keep-alive', ...inContext };
+    }
     if (typeof text !== 'string') {
       throw invalid(
-        `Each message carries its text as a string ({"text": "Hello "}), or ${multi ? 'close_context or close_socket' : '"" to end the stream'}`,
+        `Each message carries its text as a string ({"text": "Hello "}), or ${multi ? '"flush", "close_context" or "close_socket"' : '"flush" or "" to end the stream'}`,
         'text',
       );
     }
-    const flush = fields.flush === true;
     if (text === '') {
       // stream-input: the end of the text. multi-stream-input: a keep-alive (and a flush, if asked).
       if (!multi) return [{ kind: 'flush', fields: {} }, { kind: 'close' }];
       if (!flush) return { kind: 'keep-alive', ...inContext };
-      remember(flushed, key);
+      remember(turnEnded, key);
       return started.has(key)
         ? { kind: 'append', fields: { text: '' }, ...inContext, generate: true }
         : { kind: 'keep-alive', ...inContext };
@@ -233,13 +269,14 @@ export function elevenLabsDialect(
     const read = first ? firstMessageFields(fields) : {};
     const options = read.speed === undefined ? read : { ...read, speed: vendorSpeed(read.speed, engine) };
     remember(started, key);
-    if (flush) remember(flushed, key);
-    else if (text.trim() !== '') flushed.delete(key);
+    const blank = text.trim() === '';
+    if (flush && (blank || !autoMode)) remember(turnEnded, key);
+    else if (!blank) turnEnded.delete(key);
     return {
       kind: 'append',
       fields: { ...options, text },
       ...inContext,
-      generate: flush,
+      generate: flush || autoMode,
       repeatsOptions: true,
     };
   };
@@ -247,26 +284,66 @@ export function elevenLabsDialect(
   const withContext = (context: string | undefined) =>
     multi && context !== undefined ? { contextId: context } : {};
 
+  /** What one audio message takes besides its audio's base64 and its characters. */
+  const envelope = (context: string | undefined) =>
+    Buffer.byteLength(
+      JSON.stringify({
+        audio: '',
+        isFinal: null,
+        normalizedAlignment: NO_CHARS,
+        alignment: NO_CHARS,
+        ...withContext(context),
+      }),
+    );
+  /**
+   * One request's audio: where it stands on its context's clock (sync_alignment), where it ends,
+   * and whether its words are timed (some came).
+   */
+  const clocks = new Map<string, { offsetMs: number; endMs: number; timed: boolean }>();
+  const contextKey = (context: string | undefined) => context ?? '';
+
   return {
     parse,
     contexts: multi,
     alwaysWords: true,
     opening: () => [],
     start: () => undefined,
-    audio: ({ requestId, context }, bytes) => {
-      const words = pendingWords.get(requestId);
+    audio: ({ requestId, context }, bytes, span) => {
+      const words = pendingWords.get(requestId) ?? [];
       pendingWords.delete(requestId);
-      const alignment = words ? charAlignment(words) : null;
-      return {
-        data: JSON.stringify({
-          audio: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('base64'),
-          isFinal: null,
-          normalizedAlignment: alignment,
-          alignment,
-          ...withContext(context),
-        }),
-        binary: false,
-      };
+      let clock = clocks.get(requestId);
+      if (!clock) {
+        clock = { offsetMs: contextOffsets.get(contextKey(context)) ?? 0, endMs: 0, timed: false };
+        clocks.set(requestId, clock);
+      }
+      clock.timed ||= words.length > 0;
+      const pieces = audioPieces(bytes, span, words, {
+        cuts: audioCuts(format, bytes),
+        envelopeBytes: envelope(context),
+        charBytes: wsCharBytes,
+        timed: clock.timed,
+      });
+      return pieces.map((piece) => {
+        clock.endMs = piece.endMs;
+        // Times relative to each message's audio, as ElevenLabs sends them; with sync_alignment,
+        // on the context's clock.
+        const alignment =
+          piece.alignment.chars.length === 0
+            ? null
+            : shiftAlignment(piece.alignment, syncAlignment ? clock.offsetMs : -piece.startMs);
+        return {
+          data: JSON.stringify({
+            audio: Buffer.from(piece.bytes.buffer, piece.bytes.byteOffset, piece.bytes.length).toString(
+              'base64',
+            ),
+            isFinal: null,
+            normalizedAlignment: alignment,
+            alignment,
+            ...withContext(context),
+          }),
+          binary: false,
+        };
+      });
     },
     words: ({ requestId }, words) => {
       const held = pendingWords.get(requestId);
@@ -276,14 +353,19 @@ export function elevenLabsDialect(
     },
     // stream-input's one utterance ends with the stream; a context's with close_context.
     complete: () => (multi ? undefined : { isFinal: true }),
-    ended: ({ requestId }) => pendingWords.delete(requestId),
+    ended: ({ requestId, context }) => {
+      pendingWords.delete(requestId);
+      const clock = clocks.get(requestId);
+      clocks.delete(requestId);
+      // A context's next request (after one that failed) goes on from where this one's audio ended.
+      if (clock && clock.endMs > 0) contextOffsets.set(contextKey(context), clock.offsetMs + clock.endMs);
+    },
     mark: () => undefined,
     cancelled: () => undefined,
-    contextClosed: (context, _cancelled, heard) => ({
-      isFinal: true,
-      contextId: context,
-      ...(heard ? { heard } : {}),
-    }),
+    contextClosed: (context, _cancelled, heard) => {
+      contextOffsets.delete(context);
+      return { isFinal: true, contextId: context, ...(heard ? { heard } : {}) };
+    },
     error: (body, context) => elevenLabsError(body, context),
     defaults,
     idleTimeoutS: inactivity,

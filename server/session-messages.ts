@@ -27,9 +27,17 @@ export type Command =
   | { readonly kind: 'cancel'; readonly requestId: string | undefined; readonly context?: string }
   /**
    * Ends a context: `drop` cuts it as a cancel does, otherwise what it received is spoken first.
-   * Its id may not be used again on this session.
+   * Its id may not be used again on this session. `tolerant`: the dialect's clients close a context
+   * again when the listener interrupts it, whether its own close was sent or not (Pipecat's
+   * ElevenLabs service); so a context still speaking after its close is cut (with `drop`), and one
+   * already over is answered as one never opened, instead of refused.
    */
-  | { readonly kind: 'close-context'; readonly context: string; readonly drop: boolean }
+  | {
+      readonly kind: 'close-context';
+      readonly context: string;
+      readonly drop: boolean;
+      readonly tolerant?: boolean;
+    }
   /**
    * A message that cannot be used, answered at once with its context's error (dialects whose
    * errors name a context); the session goes on.
@@ -195,6 +203,12 @@ export interface Turn {
 /** A frame to send: control (JSON) or audio. */
 export type OutgoingFrame = { readonly data: Uint8Array | string; readonly binary: boolean };
 
+/** Where a piece of a request's audio lies on the request's clock (from its first sample), in seconds. */
+export interface AudioSpan {
+  readonly startS: number;
+  readonly endS: number;
+}
+
 /**
  * A session's wire dialect: how client messages become commands, and what frames the session's
  * events become. The project's own protocol is {@link nativeDialect}; Deepgram's is in
@@ -210,8 +224,11 @@ export interface SessionDialect {
   /** Frames sent as soon as the session opens. */
   opening(sessionId: string): readonly object[];
   start(turn: Turn): object | undefined;
-  /** One piece of a request's encoded audio. */
-  audio(turn: Turn, bytes: Uint8Array): OutgoingFrame;
+  /**
+   * One piece of a request's encoded audio, lying at `span`: one frame, or several (ElevenLabs'
+   * pieces stay under 64 KB, each with the characters of its words).
+   */
+  audio(turn: Turn, bytes: Uint8Array, span: AudioSpan): OutgoingFrame | readonly OutgoingFrame[];
   /**
    * The most bytes of a request's audio one {@link audio} frame may carry (whole samples): longer
    * chunks go in several frames, so that a long sentence's audio never makes one huge message

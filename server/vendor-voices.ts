@@ -22,6 +22,7 @@ export const ELEVENLABS_VOICES: Readonly<Record<string, string>> = {
   FGY2WhTYpPnrIDTdsKH5: 'af_nicole', // Laura: American, female
   cgSgspJ2msm6clMCkdW9: 'af_jessica', // Jessica: American, female
   XrExE9yKIg1WjnnlVkGX: 'af_bella', // Matilda: American, female
+  hpp4J3VqNfWAUOO0d1Us: 'af_bella', // Bella: American, female (LiveKit's Python plugin default)
   SAz9YHcvj6GT2YYXdXww: 'af_river', // River: American
   pNInz6obpgDQGcFmaJgB: 'am_adam', // Adam: American, male
   TX3LPaxmHKxFdv7VOQHJ: 'am_liam', // Liam: American, male
@@ -123,8 +124,9 @@ function checkRate(format: AudioFormat, rate: number, named: string): number {
 
 /**
  * ElevenLabs' `output_format` (`pcm_24000`, `ulaw_8000`, `mp3_44100_128`, `opus_48000_64`): the
- * codec and rate are honoured, a bitrate is taken as a hint (the encoders choose their own).
- * @throws TtsError `invalid_option` for a format or rate the server cannot give (alaw, pcm_32000).
+ * codec and rate are honoured, a bitrate is taken as a hint (the encoders choose their own). Every
+ * format ElevenLabs documents but `alaw_8000` is served at its own rate.
+ * @throws TtsError `invalid_option` for a format or rate the server cannot give (alaw, pcm_12000).
  */
 export function elevenLabsOutput(value: string | undefined, fallback: string): VendorOutput {
   const named = value ?? fallback;
@@ -132,7 +134,7 @@ export function elevenLabsOutput(value: string | undefined, fallback: string): V
   const codecs = { pcm: 'pcm', ulaw: 'mulaw', mp3: 'mp3', opus: 'opus', wav: 'wav' } as const;
   if (!match) {
     throw unsupported(
-      `output_format ${JSON.stringify(named.slice(0, 40))} is not supported; use pcm_<rate> (8000, 16000, 22050, 24000, 44100, 48000), ulaw_8000, mp3_<rate>_<bitrate> or opus_48000_<bitrate>`,
+      `output_format ${JSON.stringify(named.slice(0, 40))} is not supported; use pcm_<rate> (${FORMATS.pcm.rates.join(', ')}), ulaw_8000, mp3_<rate>_<bitrate> or opus_48000_<bitrate>`,
     );
   }
   const format = codecs[match[1] as keyof typeof codecs];

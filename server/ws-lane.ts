@@ -15,7 +15,7 @@ import { ttsError } from './errors.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { recordClientGone, recordCompletion, type LineQuota } from './outcomes.ts';
 import { parseOptions, peekRequestId, synthesisRequest, type SynthesisOptions } from './request.ts';
-import type { AppendOptions, SessionDialect, Turn } from './session-messages.ts';
+import type { AppendOptions, OutgoingFrame, SessionDialect, Turn } from './session-messages.ts';
 import { Utterance } from './utterance.ts';
 import { codePointLength } from '../protocol/request.ts';
 
@@ -312,11 +312,15 @@ export class Lane {
   /**
    * `close_context`: the context takes nothing more. Without `drop`, what it received is spoken and
    * the end answered after it; with `drop`, it is cut as by a cancel, and the end answered after
-   * the last byte of what was cut.
+   * the last byte of what was cut. A context closed again while it still speaks: a `drop` cuts the
+   * rest, and its end is answered once, after the cut.
    */
   close(drop: boolean, receivedAt: number): void {
+    if (this.#ended || (this.#closed && !drop)) return;
     this.#closed = true;
     if (drop) {
+      // The end a first close queued is answered by the cut instead.
+      this.#queue = this.#queue.filter((item) => item.kind !== 'end');
       this.#cut(undefined, receivedAt, (cancelled, heard) =>
         this.#host.dialect.contextClosed(this.context!, cancelled, heard),
       );
@@ -580,17 +584,32 @@ export class Lane {
         { signal: controller.signal, startedAt: receivedAt },
       );
       const maxBytes = dialect.maxAudioBytes?.(turn) ?? Infinity;
+      /** Where the audio sent so far ends, on the request's clock (exact where bytes count samples). */
+      let sentS = 0;
       for await (const bytes of run) {
         const samples = run.samplesSoFar();
         for (let at = 0; at < bytes.length; at += maxBytes) {
           // A cancel or the client's leaving: nothing more of this request is sent.
           if (host.gone || controller.signal.aborted) break;
           const piece = bytes.subarray(at, at + maxBytes);
-          const frame = dialect.audio(turn, piece);
-          const sent = host.send(frame.data, frame.binary);
-          if (at + maxBytes >= bytes.length) current.sentSamples = samples;
+          const last = at + maxBytes >= bytes.length;
           if (current.sampleBytes > 0) current.sentOutput += piece.length / current.sampleBytes;
-          await sent;
+          const endS = Math.max(
+            sentS,
+            current.sampleBytes > 0
+              ? current.sentOutput / options.sampleRate
+              : last
+                ? samples / NATIVE_SAMPLE_RATE
+                : sentS,
+          );
+          const frames = dialect.audio(turn, piece, { startS: sentS, endS });
+          sentS = endS;
+          // Every frame of the piece is handed over at once: a cut takes effect between pieces.
+          const sent = (Array.isArray(frames) ? frames : [frames as OutgoingFrame]).map((frame) =>
+            host.send(frame.data, frame.binary),
+          );
+          if (last) current.sentSamples = samples;
+          await Promise.all(sent);
         }
         if (host.gone || controller.signal.aborted) break;
       }

@@ -230,9 +230,9 @@ export class Session implements Drainable {
         return this.#with(command.context, (lane) => lane.cancel(command.requestId, receivedAt));
       case 'close-context': {
         const lane = this.#lanes.get(command.context);
-        if (lane && !lane.closed) {
+        if (lane && (!lane.closed || command.tolerant === true)) {
           lane.close(command.drop, receivedAt);
-        } else if (this.#isClosed(command.context)) {
+        } else if (this.#isClosed(command.context) && command.tolerant !== true) {
           this.#refuseClosed(command.context);
         } else {
           // Never opened: it is over, and said so at once.

@@ -1,18 +1,18 @@
 /**
  * ElevenLabs' text-to-speech over HTTP, under /v1/text-to-speech: `POST /:voice_id/stream` and
  * `POST /:voice_id` (the audio, streamed as it is synthesized or as one file), and
- * `POST /:voice_id/stream/with-timestamps` (one JSON object per line: a piece of audio in base64
- * with the character alignment of the words it finished). What ElevenLabs' SDK and LiveKit's plugin
+ * `POST /:voice_id/stream/with-timestamps` (one JSON object per line, under 64 KB: a piece of
+ * audio in base64 with the character alignment of the words that start in it, elevenlabs-alignment.ts). What ElevenLabs' SDK and LiveKit's plugin
  * send is translated into the server's request; every error under the prefix, the shared hooks' too
  * (auth, the drain), answers in ElevenLabs' shape, `{"detail": {"status", "message"}}`.
  */
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
-import type { Engine, WordTiming } from '../../model/engine.ts';
-import { FORMATS } from '../../protocol/formats.ts';
+import { audioCuts, type Engine, type WordTiming } from '../../model/engine.ts';
+import { FORMATS, NATIVE_SAMPLE_RATE } from '../../protocol/formats.ts';
 import { SPEED_MAX, SPEED_MIN } from '../../protocol/request.ts';
 import type { Config } from '../config.ts';
 import { ELEVENLABS_DEFAULT_FORMAT } from '../elevenlabs.ts';
-import { charAlignment } from '../elevenlabs-alignment.ts';
+import { audioPieces, type AudioPiece } from '../elevenlabs-alignment.ts';
 import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../errors.ts';
 import { mapAudio, sendAudioStream, startHttpSynthesis } from '../http-synthesis.ts';
 import type { Lifecycle } from '../lifecycle.ts';
@@ -121,16 +121,36 @@ export interface ElevenLabsAlignment {
   readonly character_end_times_seconds: number[];
 }
 
-/** The words' characters, each word's time shared among them (times on the request's clock). */
-function alignment(words: readonly WordTiming[]): ElevenLabsAlignment | null {
-  if (words.length === 0) return null;
-  const { chars, charStartTimesMs, charDurationsMs } = charAlignment(words);
-  return {
-    characters: chars,
-    character_start_times_seconds: charStartTimesMs.map((ms) => ms / 1000),
-    character_end_times_seconds: charStartTimesMs.map((ms, i) => (ms + charDurationsMs[i]!) / 1000),
-  };
+/** One line of the stream with timestamps: a piece's audio and its characters, in seconds. */
+function timestampLine(piece: AudioPiece): string {
+  const { chars, charStartTimesMs, charDurationsMs } = piece.alignment;
+  const aligned: ElevenLabsAlignment | null =
+    chars.length === 0
+      ? null
+      : {
+          characters: chars,
+          character_start_times_seconds: charStartTimesMs.map((ms) => ms / 1000),
+          character_end_times_seconds: charStartTimesMs.map((ms, i) => (ms + charDurationsMs[i]!) / 1000),
+        };
+  const audio = Buffer.from(piece.bytes.buffer, piece.bytes.byteOffset, piece.bytes.length);
+  return `${JSON.stringify({
+    audio_base64: audio.toString('base64'),
+    alignment: aligned,
+    normalized_alignment: aligned,
+  })}\n`;
 }
+
+const NO_CHARS: ElevenLabsAlignment = {
+  characters: [],
+  character_start_times_seconds: [],
+  character_end_times_seconds: [],
+};
+/** What a line takes besides its audio's base64 and its characters. */
+const LINE_ENVELOPE = Buffer.byteLength(
+  `${JSON.stringify({ audio_base64: '', alignment: NO_CHARS, normalized_alignment: NO_CHARS })}\n`,
+);
+/** The most a character adds to a line: itself and two times in seconds (13 characters each), twice. */
+const lineCharBytes = (char: string) => 2 * (Buffer.byteLength(JSON.stringify(char)) + 1 + 14 + 14);
 
 export const elevenLabsRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifecycle }> = async (
   app,
@@ -179,24 +199,36 @@ export const elevenLabsRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
       engine,
       timestamps: true,
     });
-    // Each piece's words arrive before its audio and wait here for the line that carries it.
+    // Each piece's words arrive before its audio and wait here for the lines that carry it.
     const pending: WordTiming[] = [];
     const synthesis = startHttpSynthesis(request, reply, lifecycle, options, {
       limits: config,
       ...(options.timestamps ? { onWords: (words: readonly WordTiming[]) => pending.push(...words) } : {}),
     });
-    const line = (bytes: Uint8Array) => {
-      const aligned = alignment(pending.splice(0));
-      return Buffer.from(
-        `${JSON.stringify({
-          audio_base64: Buffer.from(bytes).toString('base64'),
-          alignment: aligned,
-          normalized_alignment: aligned,
-        })}\n`,
-      );
+    const sampleBytes = options.format === 'pcm' ? 2 : options.format === 'mulaw' ? 1 : 0;
+    let sentBytes = 0;
+    /** Where the audio sent so far ends, in seconds (exact where bytes count samples). */
+    let sentS = 0;
+    const lines = (bytes: Uint8Array, endS: number) => {
+      const pieces = audioPieces(bytes, { startS: sentS, endS }, pending.splice(0), {
+        cuts: audioCuts(options.format, bytes),
+        envelopeBytes: LINE_ENVELOPE,
+        charBytes: lineCharBytes,
+        timed: options.timestamps,
+      });
+      sentS = endS;
+      return Buffer.from(pieces.map(timestampLine).join(''));
+    };
+    const audio = (bytes: Uint8Array) => {
+      sentBytes += bytes.length;
+      const endS =
+        sampleBytes > 0
+          ? sentBytes / sampleBytes / options.sampleRate
+          : synthesis.run.samplesSoFar() / NATIVE_SAMPLE_RATE;
+      return lines(bytes, Math.max(sentS, endS));
     };
     // Words timed after the last audio (a codec's tail held none) go in a line of no audio.
-    const rest = () => (pending.length > 0 ? line(new Uint8Array(0)) : undefined);
-    return sendAudioStream(reply, mapAudio(synthesis, line, rest), 'application/json');
+    const rest = () => (pending.length > 0 ? lines(new Uint8Array(0), sentS) : undefined);
+    return sendAudioStream(reply, mapAudio(synthesis, audio, rest), 'application/json');
   });
 };

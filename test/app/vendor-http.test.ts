@@ -81,10 +81,10 @@ describe('ElevenLabs: bad input gets ElevenLabs’ error shape, and the server s
       'a PCM rate not offered',
       'af_heart',
       ok,
-      'output_format=pcm_32000',
+      'output_format=pcm_12000',
       400,
       'invalid_option',
-      /^output_format pcm_32000: sample rate 32000 is not offered for it; use one of 8000, 16000/,
+      /^output_format pcm_12000: sample rate 12000 is not offered for it; use one of 8000, 16000, 22050, 24000, 32000/,
     ],
     [
       'an unknown output_format',
@@ -415,6 +415,30 @@ describe('ElevenLabs: stream/with-timestamps', () => {
     expect(parsed[1]!.alignment!.character_start_times_seconds[0]).toBe(0.2);
     for (const line of parsed) expect(line.normalized_alignment).toEqual(line.alignment);
   });
+
+  it('long audio comes in lines under 64 KB, cut where words start, each covering its audio', async () => {
+    // One sentence of about 5.6 s (10 ms a character): 268 800 bytes of PCM at 24 kHz.
+    const text = `${Array.from({ length: 80 }, (_, i) => `word${String(i).padStart(2, '0')}`).join(' ')}.`;
+    const res = await elevenLabs(timed, 'af_heart', { text }, { route: '/stream/with-timestamps' });
+    expect(res.statusCode).toBe(200);
+    const raw = res.body.split('\n').filter(Boolean);
+    for (const line of raw) expect(Buffer.byteLength(line) + 1).toBeLessThanOrEqual(64_000);
+    const parsed = raw.map((line) => JSON.parse(line) as TimestampLine);
+    expect(parsed.length).toBeGreaterThanOrEqual(7);
+    expect(parsed.flatMap((l) => l.alignment!.characters).join('')).toBe(`${text} `);
+    // Pipecat's clock: times from the response's first sample; each line's last character ends
+    // where its audio does, and the next line's audio starts there.
+    let seconds = 0;
+    for (const line of parsed) {
+      const audio = Buffer.from(line.audio_base64, 'base64');
+      expect(audio.length / 2 / 24_000).toBeLessThanOrEqual(1);
+      expect(line.alignment!.character_start_times_seconds[0]).toBeGreaterThanOrEqual(seconds);
+      seconds += audio.length / 2 / 24_000;
+      expect(line.alignment!.character_end_times_seconds.at(-1)).toBeCloseTo(seconds, 3);
+    }
+    const plain = await elevenLabs(timed, 'af_heart', { text });
+    expect(seconds).toBe(plain.rawPayload.length / 2 / 24_000);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -559,10 +583,10 @@ describe('Cartesia: bad input gets Cartesia’s error shape, and the server serv
     [
       'a rate not offered',
       both,
-      { ...ok, output_format: { ...RAW, sample_rate: 32000 } },
+      { ...ok, output_format: { ...RAW, sample_rate: 12000 } },
       400,
       'invalid_option',
-      /sample rate 32000 is not offered for it; use one of 8000, 16000, 22050, 24000, 44100, 48000$/,
+      /sample rate 12000 is not offered for it; use one of 8000, 16000, 22050, 24000, 32000, 44100, 48000$/,
     ],
     [
       'μ-law at 16 kHz',

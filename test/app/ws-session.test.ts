@@ -159,7 +159,7 @@ describe('WS bad input: an error frame, and the session lives on', () => {
       send: { text: 'Hi.', sample_rate: 11025 },
       code: 'invalid_option',
       message:
-        /sample_rate for pcm should be one of: 8000, 16000, 22050, 24000, 44100, 48000; got number 11025/,
+        /sample_rate for pcm should be one of: 8000, 16000, 22050, 24000, 32000, 44100, 48000; got number 11025/,
     },
     ...['voice', 'speed', 'format', 'sample_rate'].map((field) => ({
       name: `${field} null, refused instead of defaulted`,

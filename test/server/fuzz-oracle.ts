@@ -13,7 +13,7 @@ export const MAX_REQUEST_ID_CHARS = 128;
 export const ANSWERED_MESSAGE_BYTES = 1024 * 1024;
 const ALL_RATES = [8000, 16000, 22050, 24000, 44100, 48000];
 export const RATES: Record<string, readonly number[]> = {
-  pcm: ALL_RATES,
+  pcm: [8000, 16000, 22050, 24000, 32000, 44100, 48000],
   wav: ALL_RATES,
   mp3: ALL_RATES,
   aac: ALL_RATES,

@@ -361,6 +361,50 @@ describe('barge-in on every dialect: the answer says what the listener received'
     client.close();
   });
 
+  it('ElevenLabs: a flush of no text, then close_context, speaks the turn whole; a second close cuts it', async () => {
+    const client = await open(
+      `${wsBase()}/v1/text-to-speech/${RACHEL}/multi-stream-input?output_format=pcm_24000&auto_mode=true`,
+    );
+    // Pipecat's turn: sentences with no space between them, a flush of no text, the close.
+    client.send({ text: ' ', context_id: 'whole' }, false);
+    client.send({ text: 'Spoken whole.', context_id: 'whole' }, false);
+    client.send({ text: 'Every word.', context_id: 'whole' }, false);
+    client.send({ context_id: 'whole', flush: true }, false);
+    client.send({ context_id: 'whole', close_context: true }, false);
+    await client.until((c) => messages(c).some((m) => m.isFinal === true), 'isFinal');
+    const whole = decodedAudio(client, 'audio', (m) => m.contextId === 'whole');
+    const spoken = Buffer.concat([await reference('Spoken whole.'), await reference('Every word.')]);
+    expect(whole.length).toBe(spoken.length);
+    expect(messages(client).find((m) => m.isFinal === true)).toStrictEqual({
+      isFinal: true,
+      contextId: 'whole',
+    });
+
+    // The same turn interrupted while it still speaks: Pipecat closes the context again.
+    client.send({ text: ' ', context_id: 'cut' }, false);
+    client.send({ text: `First sentence. ${LONG}`, context_id: 'cut' }, false);
+    client.send({ context_id: 'cut', flush: true }, false);
+    client.send({ context_id: 'cut', close_context: true }, false);
+    await client.until((c) => decodedAudio(c, 'audio', (m) => m.contextId === 'cut').length > 0, 'audio');
+    client.send({ context_id: 'cut', close_context: true }, false);
+    await client.until(
+      (c) => messages(c).some((m) => m.isFinal === true && m.contextId === 'cut'),
+      'the cut',
+    );
+    const final = messages(client).find((m) => m.isFinal === true && m.contextId === 'cut')!;
+    const sent = decodedAudio(client, 'audio', (m) => m.contextId === 'cut').length;
+    expect(final).toMatchObject({ heard: { samples: sent / 2, sample_rate: 24000 } });
+    expect(sent).toBeLessThan((await reference(`First sentence. ${LONG}`)).length);
+    // Closed once more after its end: answered as over, not refused.
+    client.send({ context_id: 'cut', close_context: true }, false);
+    await client.until(
+      (c) => messages(c).filter((m) => m.isFinal === true && m.contextId === 'cut').length === 2,
+      'the second isFinal',
+    );
+    expect(messages(client).filter((m) => m.error !== undefined)).toEqual([]);
+    client.close();
+  });
+
   it('Cartesia: cancel cuts the context; a done with heard answers it', async () => {
     const client = await open(`${wsBase()}/tts/websocket`);
     const request = {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { splitContextFrame, type TtsCancelledEvent, type TtsEvent } from 'kokoro-stream-client';
 import { SageMakerTtsSession } from 'kokoro-stream-client/sagemaker';
 import type { Heard } from '../../protocol/frames.ts';
-import { contextAudioFrame, nativeDialect } from '../../server/session-messages.ts';
+import { contextAudioFrame, nativeDialect, type OutgoingFrame } from '../../server/session-messages.ts';
 import {
   FakeBidiClient,
   collect,
@@ -137,10 +137,11 @@ describe('splitContextFrame: audio frames of a session with contexts', () => {
 
   for (const [contextId, prefix] of IDS) {
     it(`splits the server's frame for ${contextId.length > 20 ? 'a 255-byte id' : JSON.stringify(contextId)}`, () => {
-      const frame = nativeDialect({ contexts: true }).audio(
+      const { data: frame } = nativeDialect({ contexts: true }).audio(
         { requestId: 'r', context: contextId },
         audio,
-      ).data;
+        { startS: 0, endS: 0 },
+      ) as OutgoingFrame;
       expect(frame).toBeInstanceOf(Uint8Array);
       expect([...(frame as Uint8Array).subarray(0, prefix.length)]).toEqual(prefix);
       const split = splitContextFrame(frame as Uint8Array);

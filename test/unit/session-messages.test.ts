@@ -267,7 +267,7 @@ describe('deepgramDialect', () => {
     ['encoding=mulaw&sample_rate=44100', /^sample_rate "44100" is not supported for mulaw; use one of 8000$/],
     [
       'sample_rate=11025',
-      /^sample_rate "11025" is not supported for linear16; use one of 8000, 16000, 22050, 24000, 44100, 48000$/,
+      /^sample_rate "11025" is not supported for linear16; use one of 8000, 16000, 22050, 24000, 32000, 44100, 48000$/,
     ],
     ['sample_rate=', /^sample_rate "" is not supported/],
     ['speed=2.5', /^speed "2.5" should be from 0.5 to 2$/],

@@ -18,7 +18,7 @@ import {
   cartesiaVoiceId,
   isCartesiaSocketPath,
 } from '../../dist/server/cartesia.js';
-import { charAlignment } from '../../dist/server/elevenlabs-alignment.js';
+import type { CharAlignment } from '../../dist/server/elevenlabs-alignment.js';
 import {
   ELEVENLABS_DEFAULT_FORMAT,
   elevenLabsDialect,
@@ -32,6 +32,7 @@ import {
   nativeDialect,
   parseMessage,
   type Command,
+  type OutgoingFrame,
 } from '../../dist/server/session-messages.js';
 import { startsSentenceAfterOne } from '../../dist/server/utterance.js';
 import {
@@ -75,6 +76,16 @@ function expectError(err: unknown, code: string, message: RegExp, param: string 
 function refusal(result: Command | readonly Command[]): { error: unknown; context?: string } {
   expect(result).toMatchObject({ kind: 'refuse' });
   return result as { error: unknown; context?: string };
+}
+
+/** Where a piece of audio lies on its request's clock, for dialects that do not read it. */
+const SPAN = { startS: 0, endS: 0 };
+
+/** The one frame a dialect made of a piece of audio. */
+function oneFrame(frames: OutgoingFrame | readonly OutgoingFrame[]): OutgoingFrame {
+  const list: readonly OutgoingFrame[] = Array.isArray(frames) ? frames : [frames as OutgoingFrame];
+  expect(list).toHaveLength(1);
+  return list[0]!;
 }
 
 /** A frame's JSON text as an object. */
@@ -434,7 +445,7 @@ describe('nativeDialect with contexts', () => {
 
   it('prefixes audio frames with their context id', () => {
     const audio = new Uint8Array([10, 20, 30]);
-    const frame = dialect.audio({ requestId: 'r1', context: 'ctx' }, audio);
+    const frame = oneFrame(dialect.audio({ requestId: 'r1', context: 'ctx' }, audio, SPAN));
     expect(frame.binary).toBe(true);
     expect([...(frame.data as Uint8Array)]).toEqual([3, 0x63, 0x74, 0x78, 10, 20, 30]);
   });
@@ -447,7 +458,7 @@ describe('nativeDialect without contexts', () => {
   it('sends audio as it is and frames without context_id', () => {
     expect(dialect.contexts).toBe(false);
     const audio = new Uint8Array([1, 2, 3]);
-    const frame = dialect.audio(turn, audio);
+    const frame = oneFrame(dialect.audio(turn, audio, SPAN));
     expect(frame).toStrictEqual({ data: audio, binary: true });
     expect(frame.data).toBe(audio);
     expect(dialect.start(turn)).toStrictEqual({ type: 'synthesis_start', request_id: 'r1' });
@@ -561,6 +572,7 @@ describe('elevenLabsDialect: connection', () => {
     ['pcm_16000', { format: 'pcm', sample_rate: 16000 }],
     ['pcm_24000', { format: 'pcm', sample_rate: 24000 }],
     ['pcm_44100', { format: 'pcm', sample_rate: 44100 }],
+    ['pcm_32000', { format: 'pcm', sample_rate: 32000 }],
     ['ulaw_8000', { format: 'mulaw', sample_rate: 8000 }],
     ['mp3_44100_128', { format: 'mp3', sample_rate: 44100 }],
     ['mp3_22050_32', { format: 'mp3', sample_rate: 22050 }],
@@ -581,8 +593,8 @@ describe('elevenLabsDialect: connection', () => {
     ['pcm', /^output_format "pcm" is not supported/],
     ['', /^output_format "" is not supported/],
     [
-      'pcm_32000',
-      /^output_format pcm_32000: sample rate 32000 is not offered for it; use one of 8000, 16000/,
+      'pcm_12000',
+      /^output_format pcm_12000: sample rate 12000 is not offered for it; use one of 8000, 16000, 22050, 24000, 32000, 44100, 48000$/,
     ],
     ['ulaw_16000', /^output_format ulaw_16000: sample rate 16000 is not offered for it; use one of 8000$/],
     [
@@ -705,6 +717,17 @@ describe('elevenLabsDialect: stream-input messages', () => {
     ]);
   });
 
+  it('a flush with no text speaks what is held and keeps the stream open', () => {
+    const dialect = open();
+    expect(dialect.parse(json({ flush: true }))).toStrictEqual({ kind: 'keep-alive' });
+    dialect.parse(json({ text: 'Held ' }));
+    expect(dialect.parse(json({ flush: true }))).toStrictEqual({
+      kind: 'append',
+      fields: { text: '' },
+      generate: true,
+    });
+  });
+
   it.each([
     [[50, 120], { first_chunk: 'clause' }],
     [[99], { first_chunk: 'clause' }],
@@ -729,7 +752,7 @@ describe('elevenLabsDialect: stream-input messages', () => {
       /^Each message carries its text as a string .*"" to end the stream$/,
       'text',
     ],
-    ['no text', { flush: true }, /carries its text as a string/, 'text'],
+    ['no text', { try_trigger_generation: true }, /carries its text as a string/, 'text'],
     ['text null', { text: null }, /carries its text as a string/, 'text'],
     [
       'voice_settings a string',
@@ -863,6 +886,13 @@ describe('elevenLabsDialect: multi-stream-input messages', () => {
     });
   });
 
+  const closing = (context: string, drop: boolean) => ({
+    kind: 'close-context',
+    context,
+    drop,
+    tolerant: true,
+  });
+
   it('close_context finishes a context flushed since its last text, and cuts one that was not', () => {
     const dialect = open();
     const send = (message: Record<string, unknown>) => dialect.parse(json(message));
@@ -870,27 +900,80 @@ describe('elevenLabsDialect: multi-stream-input messages', () => {
 
     send({ context_id: 'flushed', text: 'Hello.' });
     send({ context_id: 'flushed', text: '', flush: true });
-    expect(close('flushed')).toStrictEqual({ kind: 'close-context', context: 'flushed', drop: false });
+    expect(close('flushed')).toStrictEqual(closing('flushed', false));
 
     send({ context_id: 'unflushed', text: 'Hello' });
-    expect(close('unflushed')).toStrictEqual({ kind: 'close-context', context: 'unflushed', drop: true });
+    expect(close('unflushed')).toStrictEqual(closing('unflushed', true));
 
     send({ context_id: 'text-flush', text: 'Hello.', flush: true });
-    expect(close('text-flush')).toStrictEqual({ kind: 'close-context', context: 'text-flush', drop: false });
+    expect(close('text-flush')).toStrictEqual(closing('text-flush', false));
 
     send({ context_id: 'more', text: 'Hello.', flush: true });
     send({ context_id: 'more', text: 'And more' });
-    expect(close('more')).toStrictEqual({ kind: 'close-context', context: 'more', drop: true });
+    expect(close('more')).toStrictEqual(closing('more', true));
 
     send({ context_id: 'spaces', text: 'Hello.', flush: true });
     send({ context_id: 'spaces', text: ' ' });
-    expect(close('spaces')).toStrictEqual({ kind: 'close-context', context: 'spaces', drop: false });
+    expect(close('spaces')).toStrictEqual(closing('spaces', false));
 
-    expect(close('never-used')).toStrictEqual({ kind: 'close-context', context: 'never-used', drop: true });
-    expect(send({ close_context: true })).toStrictEqual({
-      kind: 'close-context',
-      context: 'default',
-      drop: true,
+    // Pipecat's end of a turn: a flush with no text at all, then the close.
+    send({ context_id: 'bare', text: ' ' });
+    send({ context_id: 'bare', text: 'Hello there.' });
+    expect(send({ context_id: 'bare', flush: true })).toStrictEqual({
+      kind: 'append',
+      fields: { text: '' },
+      context: 'bare',
+      generate: true,
+    });
+    expect(close('bare')).toStrictEqual(closing('bare', false));
+
+    expect(close('never-used')).toStrictEqual(closing('never-used', true));
+    expect(send({ close_context: true })).toStrictEqual(closing('default', true));
+  });
+
+  it('with auto_mode, speaks every piece as it comes, and only a flush of no text ends the turn', () => {
+    const dialect = elevenLabsDialect(
+      '21m00Tcm4TlvDq8ikWAM',
+      true,
+      new URLSearchParams('auto_mode=true'),
+      engine,
+    );
+    const send = (message: Record<string, unknown>) => dialect.parse(json(message));
+    const close = (context: string) => send({ context_id: context, close_context: true });
+    // Pipecat's sentences: no flush, no spaces between them; each is spoken at once.
+    expect(send({ context_id: 'p', text: ' ' })).toMatchObject({ generate: true });
+    expect(send({ context_id: 'p', text: 'Hello there.' })).toStrictEqual({
+      kind: 'append',
+      fields: { text: 'Hello there.' },
+      context: 'p',
+      generate: true,
+      repeatsOptions: true,
+    });
+    send({ context_id: 'p', flush: true });
+    expect(close('p')).toStrictEqual(closing('p', false));
+    // LiveKit's sentences, each flushed: a close before its input ended is a barge-in.
+    send({ context_id: 'l', text: ' ', voice_settings: {} });
+    send({ context_id: 'l', text: 'Hello there. ', flush: true });
+    send({ context_id: 'l', text: 'How are you? ', flush: true });
+    expect(close('l')).toStrictEqual(closing('l', true));
+    // Its end of input: a flush of no text, then the close.
+    send({ context_id: 'm', text: 'Hello there. ', flush: true });
+    send({ context_id: 'm', text: '', flush: true });
+    expect(close('m')).toStrictEqual(closing('m', false));
+    send({ context_id: 'n', text: 'Hello there. ', flush: true });
+    send({ context_id: 'n', text: ' ', flush: true });
+    expect(close('n')).toStrictEqual(closing('n', false));
+  });
+
+  it('a flush with no text on a context never started only keeps it alive', () => {
+    const dialect = open();
+    expect(dialect.parse(json({ context_id: 'x', flush: true }))).toStrictEqual({
+      kind: 'keep-alive',
+      context: 'x',
+    });
+    expect(dialect.parse(json({ context_id: 'x', text: null, flush: true }))).toStrictEqual({
+      kind: 'keep-alive',
+      context: 'x',
     });
   });
 
@@ -915,7 +998,7 @@ describe('elevenLabsDialect: multi-stream-input messages', () => {
     [
       'text a number',
       { context_id: 'a', text: 5 },
-      /as a string .*or close_context or close_socket$/,
+      /as a string .*or "flush", "close_context" or "close_socket"$/,
       'text',
     ],
     [
@@ -996,51 +1079,155 @@ describe('elevenLabsDialect: multi-stream-input messages', () => {
 });
 
 describe('elevenLabsDialect: frames', () => {
-  const open = (multi: boolean) =>
-    elevenLabsDialect('21m00Tcm4TlvDq8ikWAM', multi, new URLSearchParams('output_format=pcm_24000'), engine);
+  const open = (multi: boolean, query = '') =>
+    elevenLabsDialect(
+      '21m00Tcm4TlvDq8ikWAM',
+      multi,
+      new URLSearchParams(`output_format=pcm_24000${query}`),
+      engine,
+    );
+  /** 0.2 s of silence at 24 kHz. */
+  const fifth = new Uint8Array(9600);
   const hi: WordTiming[] = [{ word: 'Hi', start_s: 0, end_s: 0.2 }];
-  const there: WordTiming[] = [{ word: 'there', start_s: 0.2, end_s: 0.7 }];
+  const there: WordTiming[] = [{ word: 'there', start_s: 0.2, end_s: 0.4 }];
+  const frames = (out: OutgoingFrame | readonly OutgoingFrame[]) =>
+    (Array.isArray(out) ? out : [out as OutgoingFrame]).map(sentJson);
 
   it('sends audio as base64 with no alignment when no words came before it', () => {
     const dialect = open(false);
-    expect(sentJson(dialect.audio({ requestId: 'r1' }, new Uint8Array([1, 2, 3])))).toStrictEqual({
-      audio: 'AQID',
-      isFinal: null,
-      normalizedAlignment: null,
-      alignment: null,
-    });
+    expect(
+      frames(dialect.audio({ requestId: 'r1' }, new Uint8Array([1, 2]), { startS: 0, endS: 1 / 24000 })),
+    ).toStrictEqual([{ audio: 'AQI=', isFinal: null, normalizedAlignment: null, alignment: null }]);
   });
 
   it('encodes only the bytes of a view', () => {
-    const view = new Uint8Array([0xff, 1, 2, 3, 0xff]).subarray(1, 4);
-    expect(sentJson(open(false).audio({ requestId: 'r1' }, view)).audio).toBe('AQID');
+    const view = new Uint8Array([0xff, 1, 2, 3, 4, 0xff]).subarray(1, 5);
+    const [frame] = frames(open(false).audio({ requestId: 'r1' }, view, { startS: 0, endS: 2 / 24000 }));
+    expect(frame!.audio).toBe('AQIDBA==');
   });
 
-  it('puts the words given for the same request beside the next audio, once', () => {
+  it('puts the words given for a request beside its next audio, once, timed from that message', () => {
     const dialect = open(false);
     expect(dialect.words({ requestId: 'r1' }, hi)).toBeUndefined();
-    expect(dialect.words({ requestId: 'r1' }, there)).toBeUndefined();
-    expect(dialect.words({ requestId: 'r2' }, [{ word: 'other', start_s: 0, end_s: 1 }])).toBeUndefined();
-    const alignment = charAlignment([...hi, ...there]);
-    expect(sentJson(dialect.audio({ requestId: 'r1' }, new Uint8Array([0, 0])))).toStrictEqual({
-      audio: 'AAA=',
+    expect(dialect.words({ requestId: 'r2' }, [{ word: 'other', start_s: 0, end_s: 0.2 }])).toBeUndefined();
+    const [first] = frames(dialect.audio({ requestId: 'r1' }, fifth, { startS: 0, endS: 0.2 }));
+    const hiChars = {
+      chars: ['H', 'i', ' '],
+      charStartTimesMs: [0, 100, 200],
+      charDurationsMs: [100, 100, 0],
+    };
+    expect(first).toStrictEqual({
+      audio: Buffer.from(fifth).toString('base64'),
       isFinal: null,
-      normalizedAlignment: alignment,
-      alignment,
+      normalizedAlignment: hiChars,
+      alignment: hiChars,
     });
-    expect(alignment.chars.join('')).toBe('Hi there ');
-    expect(sentJson(dialect.audio({ requestId: 'r1' }, new Uint8Array([0, 0]))).alignment).toBeNull();
-    expect(sentJson(dialect.audio({ requestId: 'r2' }, new Uint8Array([0, 0]))).alignment).toStrictEqual(
-      charAlignment([{ word: 'other', start_s: 0, end_s: 1 }]),
-    );
+    // The next message's times start again from its own first sample (ElevenLabs' default).
+    dialect.words({ requestId: 'r1' }, there);
+    const [second] = frames(dialect.audio({ requestId: 'r1' }, fifth, { startS: 0.2, endS: 0.4 }));
+    expect(second!.alignment).toStrictEqual({
+      chars: ['t', 'h', 'e', 'r', 'e', ' '],
+      charStartTimesMs: [0, 40, 80, 120, 160, 200],
+      charDurationsMs: [40, 40, 40, 40, 40, 0],
+    });
+    // Audio after the request's last word: a space over it, the silence it holds.
+    expect(
+      frames(dialect.audio({ requestId: 'r1' }, fifth, { startS: 0.4, endS: 0.6 }))[0]!.alignment,
+    ).toStrictEqual({ chars: [' '], charStartTimesMs: [0], charDurationsMs: [200] });
+    expect(
+      frames(dialect.audio({ requestId: 'r2' }, fifth, { startS: 0, endS: 0.2 }))[0]!.alignment,
+    ).toMatchObject({
+      chars: ['o', 't', 'h', 'e', 'r', ' '],
+    });
   });
+
+  it('with sync_alignment, times the characters on the context’s clock, across its requests', () => {
+    const dialect = open(true, '&sync_alignment=true');
+    const turn = { requestId: 'r1', context: 'a' };
+    dialect.words(turn, hi);
+    frames(dialect.audio(turn, fifth, { startS: 0, endS: 0.2 }));
+    dialect.words(turn, there);
+    const [second] = frames(dialect.audio(turn, fifth, { startS: 0.2, endS: 0.4 }));
+    expect((second!.alignment as { charStartTimesMs: number[] }).charStartTimesMs).toEqual([
+      200, 240, 280, 320, 360, 400,
+    ]);
+    // A request that ended early (a failure): the context's next one goes on from its audio's end.
+    dialect.ended!(turn);
+    const next = { requestId: 'r2', context: 'a' };
+    dialect.words(next, hi);
+    const [third] = frames(dialect.audio(next, fifth, { startS: 0, endS: 0.2 }));
+    expect((third!.alignment as { charStartTimesMs: number[] }).charStartTimesMs).toEqual([400, 500, 600]);
+    // Another context has a clock of its own; a closed one starts over.
+    const other = { requestId: 'r3', context: 'b' };
+    dialect.words(other, hi);
+    expect(frames(dialect.audio(other, fifth, { startS: 0, endS: 0.2 }))[0]!.alignment).toMatchObject({
+      charStartTimesMs: [0, 100, 200],
+    });
+    dialect.contextClosed('a', undefined, undefined);
+    const again = { requestId: 'r4', context: 'a' };
+    dialect.words(again, hi);
+    expect(frames(dialect.audio(again, fifth, { startS: 0, endS: 0.2 }))[0]!.alignment).toMatchObject({
+      charStartTimesMs: [0, 100, 200],
+    });
+  });
+
+  it.each([24000, 48000])(
+    'cuts %d Hz audio into messages under 64 KB, at word starts, each timed from its own audio',
+    (rate) => {
+      const dialect = elevenLabsDialect(
+        '21m00Tcm4TlvDq8ikWAM',
+        true,
+        new URLSearchParams(`output_format=pcm_${rate}`),
+        engine,
+      );
+      const turn = { requestId: 'r1', context: 'a' };
+      // 4 s of audio, a word every 0.3 s.
+      const audio = new Uint8Array(4 * rate * 2).map((_, i) => i % 251);
+      const words = Array.from({ length: 13 }, (_, i) => ({
+        word: `w${i}`,
+        start_s: 0.05 + 0.3 * i,
+        end_s: Math.min(4, 0.35 + 0.3 * i),
+      }));
+      dialect.words(turn, words);
+      const out = dialect.audio(turn, audio, { startS: 0, endS: 4 }) as readonly OutgoingFrame[];
+      expect(out.length).toBeGreaterThan(4);
+      for (const frame of out) expect(Buffer.byteLength(frame.data as string)).toBeLessThanOrEqual(64_000);
+      const sent = out.map(sentJson);
+      expect(Buffer.concat(sent.map((m) => Buffer.from(m.audio as string, 'base64'))).equals(audio)).toBe(
+        true,
+      );
+      const aligned = sent.map((m) => m.alignment as CharAlignment);
+      expect(aligned.flatMap((a) => a.chars).join('')).toBe(`${words.map((w) => w.word).join(' ')} `);
+      // Pipecat's clock: each message's times, plus the ends of the messages before it.
+      const ms = (bytes: number) => Math.round((1000 * bytes) / 2 / rate);
+      let offset = 0;
+      let clock = 0;
+      for (const [i, a] of aligned.entries()) {
+        const bytes = Buffer.from(sent[i]!.audio as string, 'base64').length;
+        expect(bytes / 2 / rate).toBeLessThanOrEqual(1);
+        // Each message's characters end with a space, at the end of its own audio.
+        expect(a.chars.at(-1)).toBe(' ');
+        const end = a.charStartTimesMs.at(-1)! + a.charDurationsMs.at(-1)!;
+        expect(end).toBe(ms(offset + bytes) - ms(offset));
+        expect(a.charStartTimesMs[0]).toBeGreaterThanOrEqual(0);
+        // Its first word starts where that clock says.
+        const firstWord = words.find((w) => w.word === a.chars.slice(0, a.chars.indexOf(' ')).join(''))!;
+        expect(clock + a.charStartTimesMs[0]!).toBe(Math.round(firstWord.start_s * 1000));
+        clock += end;
+        offset += bytes;
+      }
+      expect(clock).toBe(4000);
+    },
+  );
 
   it('ends stream-input with isFinal, and forgets words left over once the request has ended', () => {
     const dialect = open(false);
     dialect.words({ requestId: 'r1' }, hi);
     expect(dialect.complete({ requestId: 'r1' }, FIGURES)).toStrictEqual({ isFinal: true });
     dialect.ended!({ requestId: 'r1' });
-    expect(sentJson(dialect.audio({ requestId: 'r1' }, new Uint8Array([0, 0]))).alignment).toBeNull();
+    expect(
+      frames(dialect.audio({ requestId: 'r1' }, fifth, { startS: 0, endS: 0.2 }))[0]!.alignment,
+    ).toBeNull();
     expect(dialect.complete({ requestId: 'r2' }, undefined)).toStrictEqual({ isFinal: true });
   });
 
@@ -1048,14 +1235,16 @@ describe('elevenLabsDialect: frames', () => {
     const dialect = open(true);
     dialect.words({ requestId: 'r1', context: 'a' }, hi);
     expect(
-      sentJson(dialect.audio({ requestId: 'r1', context: 'a' }, new Uint8Array([1, 2, 3]))),
-    ).toStrictEqual({
-      audio: 'AQID',
-      isFinal: null,
-      normalizedAlignment: charAlignment(hi),
-      alignment: charAlignment(hi),
-      contextId: 'a',
-    });
+      frames(dialect.audio({ requestId: 'r1', context: 'a' }, fifth, { startS: 0, endS: 0.2 })),
+    ).toStrictEqual([
+      {
+        audio: Buffer.from(fifth).toString('base64'),
+        isFinal: null,
+        normalizedAlignment: expect.objectContaining({ chars: ['H', 'i', ' '] }),
+        alignment: expect.objectContaining({ chars: ['H', 'i', ' '] }),
+        contextId: 'a',
+      },
+    ]);
     expect(dialect.complete({ requestId: 'r1', context: 'a' }, FIGURES)).toBeUndefined();
   });
 
@@ -1097,82 +1286,6 @@ describe('elevenLabsDialect: frames', () => {
       error: code,
       code: closeCode,
     });
-  });
-});
-
-describe('charAlignment', () => {
-  it('gives each character of a word an even share of its time, then a space of no time', () => {
-    expect(charAlignment([{ word: 'Hi', start_s: 0.1, end_s: 0.3 }])).toStrictEqual({
-      chars: ['H', 'i', ' '],
-      charStartTimesMs: [100, 200, 300],
-      charDurationsMs: [100, 100, 0],
-    });
-    expect(
-      charAlignment([
-        { word: 'Hey', start_s: 0, end_s: 0.1 },
-        { word: 'you', start_s: 0.1, end_s: 0.4 },
-      ]),
-    ).toStrictEqual({
-      chars: ['H', 'e', 'y', ' ', 'y', 'o', 'u', ' '],
-      charStartTimesMs: [0, 33, 67, 100, 100, 200, 300, 400],
-      charDurationsMs: [33, 34, 33, 0, 100, 100, 100, 0],
-    });
-    expect(charAlignment([])).toStrictEqual({ chars: [], charStartTimesMs: [], charDurationsMs: [] });
-  });
-
-  it('counts a character beyond 16 bits (an emoji) as one', () => {
-    expect(charAlignment([{ word: '😀a', start_s: 1, end_s: 1.2 }])).toStrictEqual({
-      chars: ['😀', 'a', ' '],
-      charStartTimesMs: [1000, 1100, 1200],
-      charDurationsMs: [100, 100, 0],
-    });
-    expect(charAlignment([{ word: '𝒳', start_s: 0, end_s: 0.05 }]).chars).toEqual(['𝒳', ' ']);
-  });
-
-  it('gives a word of no duration characters of no duration', () => {
-    expect(charAlignment([{ word: 'ab', start_s: 0.5, end_s: 0.5 }])).toStrictEqual({
-      chars: ['a', 'b', ' '],
-      charStartTimesMs: [500, 500, 500],
-      charDurationsMs: [0, 0, 0],
-    });
-  });
-
-  const cases: WordTiming[][] = [
-    [{ word: 'seven', start_s: 0.0123, end_s: 0.4567 }],
-    [
-      { word: 'Hello,', start_s: 0.037, end_s: 0.391 },
-      { word: 'wörld', start_s: 0.391, end_s: 0.999 },
-      { word: 'naïve😀café', start_s: 1.0004, end_s: 1.7777 },
-    ],
-    [
-      { word: 'a', start_s: 2, end_s: 2.0011 },
-      { word: 'abcdefghijklmnop', start_s: 2.0011, end_s: 2.3 },
-    ],
-  ];
-  it.each(cases)('keeps lengths equal, times whole and tiling each word (%#)', (...words) => {
-    const out = charAlignment(words);
-    const chars = words.reduce((n, w) => n + [...w.word].length + 1, 0);
-    expect(out.chars).toHaveLength(chars);
-    expect(out.charStartTimesMs).toHaveLength(chars);
-    expect(out.charDurationsMs).toHaveLength(chars);
-    expect([...out.charStartTimesMs, ...out.charDurationsMs].every(Number.isInteger)).toBe(true);
-    expect(out.charDurationsMs.every((d) => d >= 0)).toBe(true);
-    let at = 0;
-    for (const word of words) {
-      const n = [...word.word].length;
-      const starts = out.charStartTimesMs.slice(at, at + n + 1);
-      const durations = out.charDurationsMs.slice(at, at + n + 1);
-      expect(out.chars.slice(at, at + n + 1)).toEqual([...[...word.word], ' ']);
-      expect(starts[0]).toBe(Math.round(word.start_s * 1000));
-      // Each character ends where the next starts; the space sits at the word's end, for no time.
-      expect(starts.slice(0, n).map((s, i) => s + durations[i]!)).toEqual(starts.slice(1));
-      expect(starts[n]).toBe(Math.round(word.end_s * 1000));
-      expect(durations[n]).toBe(0);
-      // Even shares: no two characters of a word differ by more than the rounding.
-      const shares = durations.slice(0, n);
-      expect(Math.max(...shares) - Math.min(...shares)).toBeLessThanOrEqual(1);
-      at += n + 1;
-    }
   });
 });
 
@@ -1629,7 +1742,7 @@ describe('cartesiaDialect: frames', () => {
       }),
     );
     const audio = pcm16([0, 16384, -32768]);
-    const first = sentJson(dialect.audio({ requestId: 'c1', context: 'a' }, audio));
+    const first = sentJson(oneFrame(dialect.audio({ requestId: 'c1', context: 'a' }, audio, SPAN)));
     expect(first).toStrictEqual({
       type: 'chunk',
       data: Buffer.from(audio).toString('base64'),
@@ -1640,7 +1753,7 @@ describe('cartesiaDialect: frames', () => {
       context_id: 'a',
     });
     expect(first.step_time).toBe(0);
-    const second = sentJson(dialect.audio({ requestId: 'c1', context: 'a' }, audio));
+    const second = sentJson(oneFrame(dialect.audio({ requestId: 'c1', context: 'a' }, audio, SPAN)));
     expect(second.step_time).toBeGreaterThanOrEqual(0);
     expect(Math.round((second.step_time as number) * 10)).toBeCloseTo((second.step_time as number) * 10, 6);
   });
@@ -1662,13 +1775,13 @@ describe('cartesiaDialect: frames', () => {
       }),
     );
     const samples = [0, 1, -1, 16384, -16384, 32767, -32768];
-    const frame = sentJson(dialect.audio({ requestId: 'f2', context: 'f' }, pcm16(samples)));
+    const frame = sentJson(oneFrame(dialect.audio({ requestId: 'f2', context: 'f' }, pcm16(samples), SPAN)));
     const data = Buffer.from(frame.data as string, 'base64');
     expect(data.length).toBe(samples.length * 4);
     expect(floats(data)).toEqual(samples.map((s) => s / 32768));
     expect(floats(data)).toEqual([0, 1 / 32768, -1 / 32768, 0.5, -0.5, 0.999969482421875, -1]);
     expect(frame.context_id).toBe('f');
-    const plain = sentJson(dialect.audio({ requestId: 'c1', context: 's' }, pcm16(samples)));
+    const plain = sentJson(oneFrame(dialect.audio({ requestId: 'c1', context: 's' }, pcm16(samples), SPAN)));
     expect(Buffer.from(plain.data as string, 'base64')).toEqual(Buffer.from(pcm16(samples)));
   });
 
@@ -1822,14 +1935,28 @@ describe('vendorVoice', () => {
 });
 
 describe('elevenLabsOutput', () => {
+  // Every output_format ElevenLabs documents (its SDKs' AllowedOutputFormats) but alaw_8000.
   const outputs = new Map<string, VendorOutput>([
+    ['mp3_22050_32', { format: 'mp3', sampleRate: 22050 }],
+    ['mp3_24000_48', { format: 'mp3', sampleRate: 24000 }],
+    ['mp3_44100_32', { format: 'mp3', sampleRate: 44100 }],
+    ['mp3_44100_64', { format: 'mp3', sampleRate: 44100 }],
+    ['mp3_44100_96', { format: 'mp3', sampleRate: 44100 }],
+    ['mp3_44100_128', { format: 'mp3', sampleRate: 44100 }],
+    ['mp3_44100_192', { format: 'mp3', sampleRate: 44100 }],
     ['pcm_8000', { format: 'pcm', sampleRate: 8000 }],
+    ['pcm_16000', { format: 'pcm', sampleRate: 16000 }],
     ['pcm_22050', { format: 'pcm', sampleRate: 22050 }],
+    ['pcm_24000', { format: 'pcm', sampleRate: 24000 }],
+    ['pcm_32000', { format: 'pcm', sampleRate: 32000 }],
+    ['pcm_44100', { format: 'pcm', sampleRate: 44100 }],
     ['pcm_48000', { format: 'pcm', sampleRate: 48000 }],
     ['ulaw_8000', { format: 'mulaw', sampleRate: 8000 }],
-    ['mp3_44100_128', { format: 'mp3', sampleRate: 44100 }],
-    ['mp3_24000_48', { format: 'mp3', sampleRate: 24000 }],
     ['opus_48000_32', { format: 'opus', sampleRate: 48000 }],
+    ['opus_48000_64', { format: 'opus', sampleRate: 48000 }],
+    ['opus_48000_96', { format: 'opus', sampleRate: 48000 }],
+    ['opus_48000_128', { format: 'opus', sampleRate: 48000 }],
+    ['opus_48000_192', { format: 'opus', sampleRate: 48000 }],
     ['wav_16000', { format: 'wav', sampleRate: 16000 }],
   ]);
   it.each([...outputs])('%s', (value, expected) => {
@@ -1843,15 +1970,16 @@ describe('elevenLabsOutput', () => {
   it.each([
     [
       'alaw_8000',
-      /^output_format "alaw_8000" is not supported; use pcm_<rate> \(8000, 16000, 22050, 24000, 44100, 48000\), ulaw_8000, mp3_<rate>_<bitrate> or opus_48000_<bitrate>$/,
+      /^output_format "alaw_8000" is not supported; use pcm_<rate> \(8000, 16000, 22050, 24000, 32000, 44100, 48000\), ulaw_8000, mp3_<rate>_<bitrate> or opus_48000_<bitrate>$/,
     ],
     ['PCM_16000', /^output_format "PCM_16000" is not supported/],
     ['mp3_44100_128_x', /^output_format "mp3_44100_128_x" is not supported/],
     [`${'x'.repeat(60)}`, new RegExp(`^output_format "${'x'.repeat(40)}" is not supported`)],
     [
-      'pcm_32000',
-      /^output_format pcm_32000: sample rate 32000 is not offered for it; use one of 8000, 16000, 22050, 24000, 44100, 48000$/,
+      'pcm_11025',
+      /^output_format pcm_11025: sample rate 11025 is not offered for it; use one of 8000, 16000, 22050, 24000, 32000, 44100, 48000$/,
     ],
+    ['mp3_32000_64', /^output_format mp3_32000_64: sample rate 32000 is not offered for it/],
     ['mp3_16_128', /^output_format mp3_16_128: sample rate 16 is not offered for it/],
     [
       'opus_22050_64',
@@ -1956,9 +2084,9 @@ describe('cartesiaOutput', () => {
       new RegExp(`: sample rate 44000 is not offered for it; use one of ${FORMATS.pcm.rates.join(', ')}$`),
     ],
     [
-      { container: 'raw', encoding: 'pcm_f32le', sample_rate: 32000 },
+      { container: 'raw', encoding: 'pcm_f32le', sample_rate: 12000 },
       ['raw'],
-      /sample rate 32000 is not offered/,
+      /sample rate 12000 is not offered/,
     ],
     [{ container: 'mp3', sample_rate: 32000 }, ALL, /sample rate 32000 is not offered/],
     [
