@@ -30,7 +30,6 @@ export const ELEVENLABS_VOICES: Readonly<Record<string, string>> = {
   nPczCjzI2devNBz1zQrb: 'am_michael', // Brian: American, male
   iP95p4xoKVk53GoZ742B: 'am_puck', // Chris: American, male
   bIHbv24MWmeRgasZH58o: 'am_echo', // Will: American, male (LiveKit's JS plugin default)
-  hpp4J3VqNfWAUOO0d1Us: 'af_bella', // Bella: American, female (LiveKit's Python plugin default)
   CwhRBWXzGAHq8TQ4Fs17: 'am_onyx', // Roger: American, male
   JBFqnCBsd6RMkjVDRZzb: 'bm_george', // George: British, male
   onwK4e9ZLuTAKqWW03F9: 'bm_daniel', // Daniel: British, male

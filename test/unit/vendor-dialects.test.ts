@@ -1788,7 +1788,7 @@ describe('cartesiaDialect: frames', () => {
   it('answers a flush with flush_done; chunks carry the number of the flush they come before', () => {
     const dialect = cartesiaDialect(engine);
     const turn = { requestId: 'c1', context: 'a' };
-    const flushId = () => sentJson(dialect.audio(turn, pcm16([1, 2]))).flush_id;
+    const flushId = () => sentJson(oneFrame(dialect.audio(turn, pcm16([1, 2]), SPAN))).flush_id;
     expect(flushId()).toBe(1);
     expect(dialect.mark(turn, 'flush', 0.5)).toStrictEqual({
       type: 'flush_done',
@@ -1801,7 +1801,9 @@ describe('cartesiaDialect: frames', () => {
     expect(flushId()).toBe(2);
     expect(dialect.mark(turn, 'flush', 0.9)).toMatchObject({ flush_id: 2 });
     // Each turn counts its own, from 1.
-    expect(sentJson(dialect.audio({ requestId: 'c2', context: 'b' }, pcm16([1]))).flush_id).toBe(1);
+    expect(
+      sentJson(oneFrame(dialect.audio({ requestId: 'c2', context: 'b' }, pcm16([1]), SPAN))).flush_id,
+    ).toBe(1);
     dialect.ended!(turn);
     expect(flushId()).toBe(1);
   });
