@@ -50,6 +50,14 @@ export const FORMATS = {
 
 export type AudioFormat = keyof typeof FORMATS;
 
+/**
+ * Bytes of one sample in a format whose bytes count its samples exactly (PCM, G.711); 0 for a
+ * codec, whose bytes do not.
+ */
+export function bytesPerSample(format: AudioFormat): number {
+  return format === 'pcm' ? 2 : format === 'mulaw' || format === 'alaw' ? 1 : 0;
+}
+
 export function isAudioFormat(value: string): value is AudioFormat {
   return Object.hasOwn(FORMATS, value);
 }

@@ -122,18 +122,18 @@ function checkRate(format: AudioFormat, rate: number, named: string): number {
 }
 
 /**
- * ElevenLabs' `output_format` (`pcm_24000`, `ulaw_8000`, `mp3_44100_128`, `opus_48000_64`): the
- * codec and rate are honoured, a bitrate is taken as a hint (the encoders choose their own). Every
- * format ElevenLabs documents but `alaw_8000` is served at its own rate.
- * @throws TtsError `invalid_option` for a format or rate the server cannot give (alaw, pcm_12000).
+ * ElevenLabs' `output_format` (`pcm_24000`, `ulaw_8000`, `alaw_8000`, `mp3_44100_128`,
+ * `opus_48000_64`): the codec and rate are honoured, a bitrate is taken as a hint (the encoders
+ * choose their own). Every format ElevenLabs documents is served at its own rate.
+ * @throws TtsError `invalid_option` for a format or rate the server cannot give (pcm_12000).
  */
 export function elevenLabsOutput(value: string | undefined, fallback: string): VendorOutput {
   const named = value ?? fallback;
-  const match = /^(pcm|ulaw|mp3|opus|wav)_(\d+)(?:_(\d+))?$/.exec(named);
-  const codecs = { pcm: 'pcm', ulaw: 'mulaw', mp3: 'mp3', opus: 'opus', wav: 'wav' } as const;
+  const match = /^(pcm|ulaw|alaw|mp3|opus|wav)_(\d+)(?:_(\d+))?$/.exec(named);
+  const codecs = { pcm: 'pcm', ulaw: 'mulaw', alaw: 'alaw', mp3: 'mp3', opus: 'opus', wav: 'wav' } as const;
   if (!match) {
     throw unsupported(
-      `output_format ${JSON.stringify(named.slice(0, 40))} is not supported; use pcm_<rate> (${FORMATS.pcm.rates.join(', ')}), ulaw_8000, mp3_<rate>_<bitrate> or opus_48000_<bitrate>`,
+      `output_format ${JSON.stringify(named.slice(0, 40))} is not supported; use pcm_<rate> (${FORMATS.pcm.rates.join(', ')}), ulaw_8000, alaw_8000, mp3_<rate>_<bitrate> or opus_48000_<bitrate>`,
     );
   }
   const format = codecs[match[1] as keyof typeof codecs];
@@ -158,9 +158,12 @@ export function cartesiaOutput(value: unknown, containers: readonly string[]): V
     pcm_s16le: 'pcm',
     pcm_f32le: 'pcm',
     pcm_mulaw: 'mulaw',
+    pcm_alaw: 'alaw',
   };
   if (typeof encoding !== 'string' || !Object.hasOwn(encodings, encoding)) {
-    throw unsupported(`output_format ${named}: encoding should be pcm_s16le, pcm_f32le or pcm_mulaw`);
+    throw unsupported(
+      `output_format ${named}: encoding should be pcm_s16le, pcm_f32le, pcm_mulaw or pcm_alaw`,
+    );
   }
   if (container === 'wav' && encoding !== 'pcm_s16le') {
     throw unsupported(`output_format ${named}: a wav container holds pcm_s16le here`);

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { PhonemeTiming, WordTiming } from '../model/engine.ts';
-import { NATIVE_SAMPLE_RATE } from '../protocol/formats.ts';
+import { NATIVE_SAMPLE_RATE, bytesPerSample } from '../protocol/formats.ts';
 import type { Heard } from '../protocol/frames.ts';
 import type { Config } from './config.ts';
 import { ttsError } from './errors.ts';
@@ -540,8 +540,7 @@ export class Lane {
       requestId: options.requestId,
       ...(typeof text === 'string' ? {} : { utterance: text }),
       sampleRate: options.sampleRate,
-      sampleBytes:
-        options.format === 'pcm' ? 2 : options.format === 'mulaw' || options.format === 'alaw' ? 1 : 0,
+      sampleBytes: bytesPerSample(options.format),
       sentSamples: 0,
       sentOutput: 0,
       words: timed ? [] : undefined,

@@ -8,7 +8,7 @@
  */
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { audioCuts, type Engine, type WordTiming } from '../../model/engine.ts';
-import { FORMATS, NATIVE_SAMPLE_RATE } from '../../protocol/formats.ts';
+import { FORMATS, NATIVE_SAMPLE_RATE, bytesPerSample } from '../../protocol/formats.ts';
 import { SPEED_MAX, SPEED_MIN } from '../../protocol/request.ts';
 import type { Config } from '../config.ts';
 import { ELEVENLABS_DEFAULT_FORMAT } from '../elevenlabs.ts';
@@ -205,7 +205,7 @@ export const elevenLabsRoutes: FastifyPluginAsync<{ config: Config; lifecycle: L
       limits: config,
       ...(options.timestamps ? { onWords: (words: readonly WordTiming[]) => pending.push(...words) } : {}),
     });
-    const sampleBytes = options.format === 'pcm' ? 2 : options.format === 'mulaw' ? 1 : 0;
+    const sampleBytes = bytesPerSample(options.format);
     let sentBytes = 0;
     /** Where the audio sent so far ends, in seconds (exact where bytes count samples). */
     let sentS = 0;

@@ -69,13 +69,13 @@ describe('ElevenLabs: bad input gets ElevenLabs’ error shape, and the server s
       /^Unknown voice "robot": name a Kokoro voice/,
     ],
     [
-      'alaw',
+      'flac',
       'af_heart',
       ok,
-      'output_format=alaw_8000',
+      'output_format=flac_44100',
       400,
       'invalid_option',
-      /^output_format "alaw_8000" is not supported; use pcm_<rate>/,
+      /^output_format "flac_44100" is not supported; use pcm_<rate>/,
     ],
     [
       'a PCM rate not offered',
@@ -573,12 +573,12 @@ describe('Cartesia: bad input gets Cartesia’s error shape, and the server serv
       /: container should be raw or wav or mp3$/,
     ],
     [
-      'A-law',
+      '24-bit PCM',
       both,
-      { ...ok, output_format: { ...RAW, encoding: 'pcm_alaw' } },
+      { ...ok, output_format: { ...RAW, encoding: 'pcm_s24le' } },
       400,
       'invalid_option',
-      /: encoding should be pcm_s16le, pcm_f32le or pcm_mulaw$/,
+      /: encoding should be pcm_s16le, pcm_f32le, pcm_mulaw or pcm_alaw$/,
     ],
     [
       'a rate not offered',

@@ -465,7 +465,7 @@ describe('bad input: the dialect’s own error shape, and the socket serves on',
       code: 1008,
       message: expect.stringMatching(/Unknown voice/),
     });
-    const format = await open(`${wsBase()}/v1/text-to-speech/${RACHEL}/stream-input?output_format=alaw_8000`);
+    const format = await open(`${wsBase()}/v1/text-to-speech/${RACHEL}/stream-input?output_format=pcm_12000`);
     expect(await format.closed()).toBe(1008);
     expect(messages(format)[0]).toMatchObject({
       error: 'invalid_option',
@@ -523,7 +523,7 @@ describe('bad input: the dialect’s own error shape, and the socket serves on',
     client.send(
       {
         ...good,
-        output_format: { container: 'raw', encoding: 'pcm_alaw', sample_rate: 8000 },
+        output_format: { container: 'raw', encoding: 'pcm_s24le', sample_rate: 8000 },
         transcript: 'x',
         context_id: 'f',
       },

@@ -588,7 +588,7 @@ describe('elevenLabsDialect: connection', () => {
   });
 
   const badFormats: [string, RegExp][] = [
-    ['alaw_8000', /^output_format "alaw_8000" is not supported; use pcm_<rate>/],
+    ['flac_44100', /^output_format "flac_44100" is not supported; use pcm_<rate>/],
     ['garbage', /^output_format "garbage" is not supported; use pcm_<rate>/],
     ['pcm', /^output_format "pcm" is not supported/],
     ['', /^output_format "" is not supported/],
@@ -1596,10 +1596,10 @@ describe('cartesiaDialect: messages', () => {
       'output_format',
     ],
     [
-      'pcm_alaw',
-      { ...base, transcript: 'x', output_format: { ...RAW, encoding: 'pcm_alaw' } },
+      'pcm_s24le',
+      { ...base, transcript: 'x', output_format: { ...RAW, encoding: 'pcm_s24le' } },
       'invalid_option',
-      /encoding should be pcm_s16le, pcm_f32le or pcm_mulaw$/,
+      /encoding should be pcm_s16le, pcm_f32le, pcm_mulaw or pcm_alaw$/,
       'output_format',
     ],
     [
@@ -1937,7 +1937,7 @@ describe('vendorVoice', () => {
 });
 
 describe('elevenLabsOutput', () => {
-  // Every output_format ElevenLabs documents (its SDKs' AllowedOutputFormats) but alaw_8000.
+  // Every output_format ElevenLabs documents (its SDKs' AllowedOutputFormats).
   const outputs = new Map<string, VendorOutput>([
     ['mp3_22050_32', { format: 'mp3', sampleRate: 22050 }],
     ['mp3_24000_48', { format: 'mp3', sampleRate: 24000 }],
@@ -1954,6 +1954,7 @@ describe('elevenLabsOutput', () => {
     ['pcm_44100', { format: 'pcm', sampleRate: 44100 }],
     ['pcm_48000', { format: 'pcm', sampleRate: 48000 }],
     ['ulaw_8000', { format: 'mulaw', sampleRate: 8000 }],
+    ['alaw_8000', { format: 'alaw', sampleRate: 8000 }],
     ['opus_48000_32', { format: 'opus', sampleRate: 48000 }],
     ['opus_48000_64', { format: 'opus', sampleRate: 48000 }],
     ['opus_48000_96', { format: 'opus', sampleRate: 48000 }],
@@ -1971,8 +1972,8 @@ describe('elevenLabsOutput', () => {
 
   it.each([
     [
-      'alaw_8000',
-      /^output_format "alaw_8000" is not supported; use pcm_<rate> \(8000, 16000, 22050, 24000, 32000, 44100, 48000\), ulaw_8000, mp3_<rate>_<bitrate> or opus_48000_<bitrate>$/,
+      'flac_44100',
+      /^output_format "flac_44100" is not supported; use pcm_<rate> \(8000, 16000, 22050, 24000, 32000, 44100, 48000\), ulaw_8000, alaw_8000, mp3_<rate>_<bitrate> or opus_48000_<bitrate>$/,
     ],
     ['PCM_16000', /^output_format "PCM_16000" is not supported/],
     ['mp3_44100_128_x', /^output_format "mp3_44100_128_x" is not supported/],
@@ -2016,6 +2017,11 @@ describe('cartesiaOutput', () => {
       { format: 'mulaw', sampleRate: 8000 },
     ],
     [
+      { container: 'raw', encoding: 'pcm_alaw', sample_rate: 8000 },
+      ['raw'],
+      { format: 'alaw', sampleRate: 8000 },
+    ],
+    [
       { container: 'wav', encoding: 'pcm_s16le', sample_rate: 22050 },
       ALL,
       { format: 'wav', sampleRate: 22050 },
@@ -2053,12 +2059,12 @@ describe('cartesiaOutput', () => {
     [
       { container: 'raw', sample_rate: 24000 },
       ['raw'],
-      /: encoding should be pcm_s16le, pcm_f32le or pcm_mulaw$/,
+      /: encoding should be pcm_s16le, pcm_f32le, pcm_mulaw or pcm_alaw$/,
     ],
     [
-      { container: 'raw', encoding: 'pcm_alaw', sample_rate: 8000 },
+      { container: 'raw', encoding: 'pcm_s24le', sample_rate: 8000 },
       ['raw'],
-      /: encoding should be pcm_s16le, pcm_f32le or pcm_mulaw$/,
+      /: encoding should be pcm_s16le, pcm_f32le, pcm_mulaw or pcm_alaw$/,
     ],
     [
       { container: 'raw', encoding: 'toString', sample_rate: 8000 },
