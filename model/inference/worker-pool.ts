@@ -4,11 +4,19 @@
  * phonemes) back. It decides nothing itself; the workers' threads (start, replacement with
  * backoff, cooperative stop) live in worker-threads.ts.
  */
-import type { LanguageCode } from '../kokoro/constants.ts';
+import { SAMPLE_RATE, type LanguageCode } from '../kokoro/constants.ts';
 import type { ResolvedVoice } from '../kokoro/voices.ts';
 import type { WordTiming } from '../text/alignment.ts';
 import { abortError, ttsError } from '../../protocol/errors.ts';
-import { CostModel, decide, type PoolSnapshot, type WaitingJob, type WorkerState } from './dispatch.ts';
+import {
+  CostModel,
+  decide,
+  type PolicyName,
+  type PolicySettings,
+  type PoolSnapshot,
+  type WaitingJob,
+  type WorkerState,
+} from './dispatch.ts';
 import type {
   FromWorker,
   PhonemizeInput,
@@ -21,6 +29,8 @@ import type { ModelInput } from './ort-session.ts';
 import { InferenceThreads, type PoolInfo, type ThreadEvents } from './worker-threads.ts';
 
 export type { PoolInfo } from './worker-threads.ts';
+
+const SAMPLES_PER_MS = SAMPLE_RATE / 1000;
 
 export interface SentenceRequest {
   readonly text: string;
@@ -71,6 +81,8 @@ export interface PoolOptions {
   readonly maxQueued: number;
   /** See PolicySettings.soloMinMs. */
   readonly soloMinMs: number;
+  /** See PolicySettings.policy; `deadline` when absent. */
+  readonly policy?: PolicyName;
 }
 
 /** A submitted sentence: its outcome, and a way to make it next-needed. */
@@ -80,16 +92,28 @@ export interface JobHandle {
   promote(): void;
 }
 
+/** How a sentence is queued: whether its listener waits for it, and when it will. */
+export interface SubmitOptions {
+  /** Its listener waits for it; otherwise it is look-ahead until {@link JobHandle.promote}. */
+  readonly needed: boolean;
+  /**
+   * When its listener needs it, on `performance.now()`'s clock (ms): asked each time the policy
+   * decides, so it follows the audio handed over meanwhile (dispatch.ts, rule 1).
+   */
+  readonly due: () => number;
+}
+
 /** One request's door into the pool: its sentences, counted as one open request until closed. */
 export interface PoolRequest {
   /**
    * Queues one sentence. `onPiece` gets each inference's samples as soon as they exist (a
-   * sentence over 510 phoneme ids gives several). `needed`: its listener waits for it; otherwise
-   * it is look-ahead until {@link JobHandle.promote}. `done` rejects with a TtsError (`busy` only
+   * sentence over 510 phoneme ids gives several). `done` rejects with a TtsError (`busy` only
    * for the request's first sentence: a request under way is never cut short), or an AbortError
    * once the request is closed.
    */
-  submit(sentence: SentenceRequest, onPiece: (piece: PieceResult) => void, needed: boolean): JobHandle;
+  submit(sentence: SentenceRequest, onPiece: (piece: PieceResult) => void, options: SubmitOptions): JobHandle;
+  /** Audio a sentence of `chars` characters is expected to make at `speed` (ms; 0 before any has run). */
+  audioMs(chars: number, speed: number): number;
   /** Drops its queued sentences and abandons its running one; no-op after the first call. */
   close(): void;
 }
@@ -108,9 +132,12 @@ interface SentenceWork extends QueuedJob {
   readonly request: number;
   readonly onPiece: (piece: PieceResult) => void;
   readonly resolve: (stats: { frontEndMs: number; pieces: number }) => void;
+  readonly due: () => number;
   needed: boolean;
   /** Inference time of its pieces so far. */
   inferenceMs: number;
+  /** Samples of its pieces so far. */
+  samples: number;
 }
 
 interface PhonemizeWork extends QueuedJob {
@@ -202,8 +229,9 @@ export class WorkerPool {
     let submitted = 0;
     let closed = false;
     return {
-      submit: (sentence, onPiece, needed) =>
-        this.#submit(request, submitted++ > 0, sentence, onPiece, needed),
+      submit: (sentence, onPiece, options) =>
+        this.#submit(request, submitted++ > 0, sentence, onPiece, options),
+      audioMs: (chars, speed) => this.costs.audioMs(chars, speed),
       close: () => {
         if (closed) return;
         closed = true;
@@ -252,7 +280,7 @@ export class WorkerPool {
     admitted: boolean,
     sentence: SentenceRequest,
     onPiece: (piece: PieceResult) => void,
-    needed: boolean,
+    { needed, due }: SubmitOptions,
   ): JobHandle {
     const refuse = (err: Error): JobHandle => ({ done: Promise.reject(err), promote: () => {} });
     if (this.#closed) return refuse(shuttingDown());
@@ -276,8 +304,10 @@ export class WorkerPool {
         resolve,
         reject,
         needed,
+        due,
         queuedAt: performance.now(),
         inferenceMs: 0,
+        samples: 0,
         settled: false,
       };
     });
@@ -293,11 +323,12 @@ export class WorkerPool {
     };
   }
 
-  /** Asks the policy what to start, and starts it. */
-  #dispatch(): void {
-    if (this.#closed) return;
-    clearTimeout(this.#recheck);
-    const now = performance.now();
+  get #policy(): PolicySettings {
+    return { soloMinMs: this.#options.soloMinMs, policy: this.#options.policy ?? 'deadline' };
+  }
+
+  /** The pool as the policy sees it now: what waits (with each sentence's deadline), what runs. */
+  #snapshot(now: number): PoolSnapshot {
     const workers: WorkerState[] = this.#threads.states().map(({ ready, hasSolo }, index) => {
       const job = this.#running[index];
       return {
@@ -315,7 +346,7 @@ export class WorkerPool {
           : {}),
       };
     });
-    const snapshot: PoolSnapshot = {
+    return {
       now,
       waiting: this.#waiting.map(
         (job): WaitingJob =>
@@ -334,12 +365,20 @@ export class WorkerPool {
                 queuedAt: job.queuedAt,
                 chars: job.message.text.length,
                 afterFirst: this.#open.get(job.request)?.firstDone ?? true,
+                deadline: job.due(),
               },
       ),
       workers,
       openRequests: this.#open.size,
     };
-    const decision = decide(snapshot, this.costs, { soloMinMs: this.#options.soloMinMs });
+  }
+
+  /** Asks the policy what to start, and starts it. */
+  #dispatch(): void {
+    if (this.#closed) return;
+    clearTimeout(this.#recheck);
+    const now = performance.now();
+    const decision = decide(this.#snapshot(now), this.costs, this.#policy);
     for (const { job: id, worker, solo } of decision.start) {
       const index = this.#waiting.findIndex((job) => job.message.id === id);
       const [job] = this.#waiting.splice(index, 1);
@@ -394,6 +433,7 @@ export class WorkerPool {
     switch (message.type) {
       case 'chunk': {
         job.inferenceMs += message.inferenceMs;
+        job.samples += message.samples.length;
         if (job.settled) return;
         const first = message.frontEndMs !== undefined;
         job.onPiece({
@@ -409,8 +449,10 @@ export class WorkerPool {
       }
       case 'end':
         this.#running[index] = undefined;
-        if (message.pieces > 0)
+        if (message.pieces > 0) {
           this.costs.observe(job.running!.solo, job.message.text.length, job.inferenceMs);
+          this.costs.observeAudio(job.message.text.length, job.samples / SAMPLES_PER_MS, job.message.speed);
+        }
         this.#inferences += message.pieces;
         if (!job.settled) this.#completed++;
         this.#settle(job, undefined, () =>
