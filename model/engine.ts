@@ -76,6 +76,11 @@ export interface EngineOptions {
    * need them (`deadline`, the default), or next-needed first come first served (`fifo`).
    */
   readonly dispatchPolicy?: PolicyName;
+  /**
+   * A request whose first audio is predicted later than this (ms), by the work queued ahead of it
+   * and the cost estimates, is refused as busy at once rather than kept waiting; 0 or absent: never.
+   */
+  readonly maxFirstAudioMs?: number;
   /** ONNX Runtime's thread spinning after each run (default off; see ort-session.ts). */
   readonly ortSpinning?: boolean;
   /** ONNX Runtime's CPU memory arena (default off; see ort-session.ts). */
@@ -291,6 +296,7 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
       maxQueued: options.maxQueuedJobs,
       soloMinMs: options.soloMinMs ?? 0,
       policy: options.dispatchPolicy ?? 'deadline',
+      maxFirstAudioMs: options.maxFirstAudioMs ?? 0,
     },
     events,
   );

@@ -34,6 +34,7 @@ export function engineOptions(config: Config): EngineOptions {
     ffmpegPath: config.ffmpegPath,
     lookahead: config.lookaheadSentences,
     dispatchPolicy: config.dispatchPolicy,
+    maxFirstAudioMs: config.maxFirstAudioMs,
     firstChunkMinChars: config.firstChunkMinChars,
     firstChunkBudgetMs: config.firstChunkBudgetMs,
     ...(config.pronunciationsFile !== undefined ? { pronunciationsFile: config.pronunciationsFile } : {}),

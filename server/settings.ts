@@ -99,6 +99,8 @@ export interface Config {
   readonly lookaheadSentences: number;
   /** The order of the sentences waiting: by when their listeners need them, or next-needed first come first served. */
   readonly dispatchPolicy: PolicyName;
+  /** A request whose first audio is predicted later than this (ms) is refused with `busy` at once; 0: never. */
+  readonly maxFirstAudioMs: number;
   /** A request's first chunk ends at its first clause mark once it holds this many characters; 0: off. */
   readonly firstChunkMinChars: number;
   /** A whole text's first sentence is cut at a clause only if it would take longer than this (ms) whole. */
@@ -523,6 +525,15 @@ const TABLE = [
     default: 'deadline',
     description:
       "the order in which waiting sentences get a worker ([docs/architecture.md](docs/architecture.md#where-scheduling-is-decided)). `deadline`: by when each one's listener needs it (a request's first sentence at once; a later one when the audio already sent for its request will have played out), so a new request's first sentence goes before a request with seconds of audio buffered; `fifo`: the policy before it, every request's next sentence first come first served, kept to compare against (`npm run bench -- loaded`)",
+  }),
+  int({
+    name: 'MAX_FIRST_AUDIO_MS',
+    key: 'maxFirstAudioMs',
+    min: 0,
+    max: 600_000,
+    default: 0,
+    description:
+      "admission by predicted first audio: a request whose first audio is predicted later than this many milliseconds (the sentences that would run before its first one, spread over the workers, and its own run, by the pool's cost estimates) is refused at once with 503 `busy` and `Retry-After: 1` (the WebSocket's and each dialect's `busy` error), so that a load balancer or SageMaker client can retry on another instance rather than wait; counted in `/metrics` as `tts_admission_refused_total` with `reason` `first_audio`. An idle server refuses nothing. `0`: off",
   }),
   int({
     name: 'MAX_QUEUED_JOBS',

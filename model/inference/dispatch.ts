@@ -228,6 +228,36 @@ function byDeadline(
 /** Cheaper first; costs not yet known (Infinity) compare equal. */
 const compareCosts = (a: number, b: number) => (a === b ? 0 : a < b ? -1 : 1);
 
+/**
+ * When the first sentence of a request that opens now, `chars` characters long, would be done (ms
+ * from now), by the cost estimates: the jobs that would run before it under the policy (under
+ * `deadline`, every sentence already due; under `fifo`, every next-needed one), each on the worker
+ * that frees first, then its own run on a pool session. `wait` is the part spent waiting for a
+ * worker: 0 when one is free and nothing runs before it. What admission by first audio weighs.
+ */
+export function predictFirstAudio(
+  pool: PoolSnapshot,
+  costs: CostModel,
+  settings: PolicySettings,
+  chars: number,
+): { wait: number; total: number } {
+  const freeAt = pool.workers.flatMap((w) =>
+    !w.ready ? [] : [w.running ? Math.max(0, w.running.startedAt + costs.runMs(w.running) - pool.now) : 0],
+  );
+  if (freeAt.length === 0) return { wait: Infinity, total: Infinity };
+  const before = pool.waiting.filter(
+    (job) =>
+      job.kind === 'sentence' &&
+      (settings.policy === 'fifo' ? job.needed : (job.needed || job.afterFirst) && job.deadline <= pool.now),
+  );
+  for (const job of before) {
+    const k = freeAt.indexOf(Math.min(...freeAt));
+    freeAt[k] = freeAt[k]! + costs.poolMs(job.chars);
+  }
+  const wait = Math.min(...freeAt);
+  return { wait, total: wait + costs.poolMs(chars) };
+}
+
 /** Rule 2: a lone request's next sentence on every core, now or once the cores are free. */
 function soloDecision(
   pool: PoolSnapshot,

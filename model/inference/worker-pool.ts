@@ -11,6 +11,7 @@ import { abortError, ttsError } from '../../protocol/errors.ts';
 import {
   CostModel,
   decide,
+  predictFirstAudio,
   type PolicyName,
   type PolicySettings,
   type PoolSnapshot,
@@ -71,6 +72,11 @@ export interface PoolEvents extends ThreadEvents {
    * was look-ahead then.
    */
   onDispatch?(info: { index: number; jobId: number; solo: boolean; ahead: boolean }): void;
+  /**
+   * A request was refused as busy before any work: the queue was full, or its first audio was
+   * predicted past `maxFirstAudioMs` (`predictedMs`).
+   */
+  onRefused?(info: { reason: 'queue' | 'first_audio'; predictedMs?: number }): void;
   /** What one run fed the model, when the model hands it back (the echo stand-in only). */
   onModelInput?(info: { index: number; phonemes: string; input: ModelInput }): void;
 }
@@ -83,6 +89,11 @@ export interface PoolOptions {
   readonly soloMinMs: number;
   /** See PolicySettings.policy; `deadline` when absent. */
   readonly policy?: PolicyName;
+  /**
+   * A request whose first audio is predicted (dispatch.ts, `predictFirstAudio`) later than this
+   * many ms, while work waits ahead of it, is refused as busy at once; absent or 0: never.
+   */
+  readonly maxFirstAudioMs?: number;
 }
 
 /** A submitted sentence: its outcome, and a way to make it next-needed. */
@@ -285,14 +296,9 @@ export class WorkerPool {
     const refuse = (err: Error): JobHandle => ({ done: Promise.reject(err), promote: () => {} });
     if (this.#closed) return refuse(shuttingDown());
     if (!this.#open.has(request)) return refuse(abortError());
-    const queued = this.#waiting.filter((job) => job.kind === 'sentence' && job.needed).length;
-    if (!admitted && queued >= this.#options.maxQueued) {
-      return refuse(
-        ttsError(
-          'TTS_ERR_BUSY',
-          `The server is at capacity: the inference queue is full (${this.#options.maxQueued} sentences waiting); retry shortly`,
-        ),
-      );
+    if (!admitted) {
+      const busy = this.#admission(sentence.text.length);
+      if (busy) return refuse(busy);
     }
     let job!: SentenceWork;
     const done = new Promise<{ frontEndMs: number; pieces: number }>((resolve, reject) => {
@@ -321,6 +327,37 @@ export class WorkerPool {
         if (!job.running) this.#dispatch();
       },
     };
+  }
+
+  /**
+   * Why a new request's first sentence of `chars` characters is refused, if it is: the queue of
+   * next-needed sentences is full, or its first audio is predicted past `maxFirstAudioMs` while
+   * work waits ahead of it (an idle server refuses nothing: another could not do better).
+   */
+  #admission(chars: number): Error | undefined {
+    const queued = this.#waiting.filter((job) => job.kind === 'sentence' && job.needed).length;
+    if (queued >= this.#options.maxQueued) {
+      this.#events.onRefused?.({ reason: 'queue' });
+      return ttsError(
+        'TTS_ERR_BUSY',
+        `The server is at capacity: the inference queue is full (${this.#options.maxQueued} sentences waiting); retry shortly`,
+      );
+    }
+    const bound = this.#options.maxFirstAudioMs ?? 0;
+    if (bound <= 0) return undefined;
+    const { wait, total } = predictFirstAudio(
+      this.#snapshot(performance.now()),
+      this.costs,
+      this.#policy,
+      chars,
+    );
+    if (!(wait > 0 && total > bound && Number.isFinite(total))) return undefined;
+    this.#events.onRefused?.({ reason: 'first_audio', predictedMs: Math.round(total) });
+    return ttsError(
+      'TTS_ERR_BUSY',
+      `The server is at capacity: this request's first audio would take about ${(total / 1000).toFixed(1)} s, past its bound of ${bound / 1000} s; retry shortly, or on another instance`,
+      { data: { retryAfterS: 1 } },
+    );
   }
 
   get #policy(): PolicySettings {

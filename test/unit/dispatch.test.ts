@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import {
   CostModel,
   decide,
+  predictFirstAudio,
   type PolicyName,
   type PoolSnapshot,
   type WaitingJob,
@@ -344,6 +345,36 @@ describe('dispatch policy: fifo (the policy before deadlines)', () => {
 
   it.each(cases)('%s', (_name, snapshot, order) => {
     expect(decide(snapshot, costs(), FIFO).start.map((s) => s.job)).toEqual(order);
+  });
+});
+
+describe('predictFirstAudio', () => {
+  // Two workers, free in 100 and 200 ms; a new 30-character first sentence costs 300 ms.
+  const NOW = 1_000;
+  const workers = [busy(NOW - 200, 30), busy(NOW - 100, 30)];
+  const waiting = [later(1, 1, NOW - 50), later(2, 2, NOW + 5_000), ahead(3, 1, 30, true, NOW - 10)];
+
+  it.each([
+    ['an idle pool: no wait, its own run', pool([], [idle(), idle()], 0, NOW), DEADLINE, 0],
+    // Due now or before: 1 and 3, on the worker free at 100 then the one free at 200.
+    ['deadline: the sentences already due run before it', pool(waiting, workers, 2, NOW), DEADLINE, 400],
+    // Every next-needed sentence: 1 and 2.
+    ['fifo: every next-needed sentence runs before it', pool(waiting, workers, 2, NOW), FIFO, 400],
+    ['fifo: one next-needed sentence ahead', pool(waiting.slice(0, 1), workers, 2, NOW), FIFO, 200],
+    [
+      'a running call past its estimate counts as ending now',
+      pool([], [busy(0), busy(0)], 2, NOW),
+      DEADLINE,
+      0,
+    ],
+  ] as const)('%s', (_name, snapshot, settings, wait) => {
+    expect(predictFirstAudio(snapshot, costs(), settings, 30)).toEqual({ wait, total: wait + 300 });
+  });
+
+  it('with no worker ready, the wait is unknown', () => {
+    expect(
+      predictFirstAudio(pool([], [{ ready: false, hasSolo: false }], 0), costs(), DEADLINE, 30).wait,
+    ).toBe(Infinity);
   });
 });
 
