@@ -16,6 +16,7 @@ import { PcmEncoder, WavEncoder } from './audio/wav.ts';
 import type { Device, ModelContract, Provider } from './inference/ort-session.ts';
 import { applyOrtTelemetry, type OrtTelemetry } from './inference/ort-telemetry.ts';
 import type { WarmupSetting, WarmupStep } from './inference/warmup.ts';
+import type { PolicyName } from './inference/dispatch.ts';
 import type { PhonemizeInput, WorkerInit } from './inference/messages.ts';
 import { WorkerPool, type PoolEvents } from './inference/worker-pool.ts';
 import { LANGUAGES, LANGUAGE_TAGS, SAMPLE_RATE, type Dtype, type LanguageCode } from './kokoro/constants.ts';
@@ -70,6 +71,16 @@ export interface EngineOptions {
    * many milliseconds over it (estimated from the warm-up and the sentences run since); default 0.
    */
   readonly soloMinMs?: number;
+  /**
+   * How the pool orders the sentences waiting (inference/dispatch.ts): by when their listeners
+   * need them (`deadline`, the default), or next-needed first come first served (`fifo`).
+   */
+  readonly dispatchPolicy?: PolicyName;
+  /**
+   * A request whose first audio is predicted later than this (ms), by the work queued ahead of it
+   * and the cost estimates, is refused as busy at once rather than kept waiting; 0 or absent: never.
+   */
+  readonly maxFirstAudioMs?: number;
   /** ONNX Runtime's thread spinning after each run (default off; see ort-session.ts). */
   readonly ortSpinning?: boolean;
   /** ONNX Runtime's CPU memory arena (default off; see ort-session.ts). */
@@ -280,7 +291,13 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
   const voices = new VoiceCatalog(files.voiceDirs, (lang) => isSupportedLanguage(lang));
   const pool = await WorkerPool.create(
     workerInit(options, files, lexiconDir, voices.resolve(options.defaultVoice)),
-    { size: options.workers, maxQueued: options.maxQueuedJobs, soloMinMs: options.soloMinMs ?? 0 },
+    {
+      size: options.workers,
+      maxQueued: options.maxQueuedJobs,
+      soloMinMs: options.soloMinMs ?? 0,
+      policy: options.dispatchPolicy ?? 'deadline',
+      maxFirstAudioMs: options.maxFirstAudioMs ?? 0,
+    },
     events,
   );
   let encoders: EncoderPool;
@@ -539,6 +556,7 @@ export { foreignPhonemeSymbols } from './text/ipa.ts';
 export type { NormalizationOptions } from './text/normalization-options.ts';
 export { parseNormalizationOptions } from './text/normalization-options.ts';
 export type { Device, Provider } from './inference/ort-session.ts';
+export type { PolicyName } from './inference/dispatch.ts';
 export { parseWarmupSetting, type WarmupSetting, type WarmupStep } from './inference/warmup.ts';
 export type { FetchModelOptions } from './kokoro/download.ts';
 

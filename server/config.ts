@@ -33,6 +33,8 @@ export function engineOptions(config: Config): EngineOptions {
     encoderWorkers: config.encoderWorkers,
     ffmpegPath: config.ffmpegPath,
     lookahead: config.lookaheadSentences,
+    dispatchPolicy: config.dispatchPolicy,
+    maxFirstAudioMs: config.maxFirstAudioMs,
     firstChunkMinChars: config.firstChunkMinChars,
     firstChunkBudgetMs: config.firstChunkBudgetMs,
     ...(config.pronunciationsFile !== undefined ? { pronunciationsFile: config.pronunciationsFile } : {}),

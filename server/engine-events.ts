@@ -27,6 +27,10 @@ export function engineEvents(log: FastifyBaseLogger, metrics: Metrics): EngineEv
     onWorkerReady: ({ index, warmupMs }) => log.debug({ worker: index, warmupMs }, 'inference worker ready'),
     onDispatch: ({ index, jobId, solo, ahead }) =>
       log.trace({ worker: index, jobId, solo, ahead }, 'sentence dispatched'),
+    onRefused: ({ reason, predictedMs }) => {
+      metrics.admissionRefused.inc({ reason });
+      log.debug({ reason, predictedMs }, 'request refused as busy before any work');
+    },
     onModelInput: ({ index, phonemes, input }) =>
       log.debug({ worker: index, phonemes, ...input }, 'model input, as the model handed it back'),
   };

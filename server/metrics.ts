@@ -53,6 +53,12 @@ export class Metrics {
     labelNames: ['code'] as const,
     registers: [this.registry],
   });
+  readonly admissionRefused = new Counter({
+    name: 'tts_admission_refused_total',
+    help: 'Requests refused as busy by the inference pool before any work: its queue full (queue), or their first audio predicted past MAX_FIRST_AUDIO_MS (first_audio)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   readonly cancelAck = new Histogram({
     name: 'tts_cancel_ack_seconds',
     help: 'From a cancel arriving to its answer leaving, after the last audio of what it cut',

@@ -10,6 +10,7 @@ import {
   parseLanguage,
   parseWarmupSetting,
   type LanguageCode,
+  type PolicyName,
   type Device,
   type Dtype,
   type WarmupSetting,
@@ -96,6 +97,10 @@ export interface Config {
   readonly maxQueuedJobs: number;
   /** Sentences of a request computed ahead of the one its listener waits for, by idle workers. */
   readonly lookaheadSentences: number;
+  /** The order of the sentences waiting: by when their listeners need them, or next-needed first come first served. */
+  readonly dispatchPolicy: PolicyName;
+  /** A request whose first audio is predicted later than this (ms) is refused with `busy` at once; 0: never. */
+  readonly maxFirstAudioMs: number;
   /** A request's first chunk ends at its first clause mark once it holds this many characters; 0: off. */
   readonly firstChunkMinChars: number;
   /** A whole text's first sentence is cut at a clause only if it would take longer than this (ms) whole. */
@@ -511,7 +516,24 @@ const TABLE = [
     max: 16,
     default: 2,
     description:
-      "sentences of one request that idle workers may compute ahead of the one its listener waits for (below every request's next-needed sentence, dropped with the request); `0`: one sentence at a time",
+      "sentences of one request that workers may compute ahead of the one its listener waits for (each due when the audio before it will have played out, so it runs when nothing due sooner waits, and under `DISPATCH_POLICY=fifo` below every request's next-needed sentence; dropped with the request); `0`: one sentence at a time",
+  }),
+  oneOf({
+    name: 'DISPATCH_POLICY',
+    key: 'dispatchPolicy',
+    values: ['deadline', 'fifo'],
+    default: 'deadline',
+    description:
+      "the order in which waiting sentences get a worker ([docs/architecture.md](docs/architecture.md#where-scheduling-is-decided)). `deadline`: by when each one's listener needs it (a request's first sentence at once; a later one when the audio already sent for its request will have played out), so a new request's first sentence goes before a request with seconds of audio buffered; `fifo`: the policy before it, every request's next sentence first come first served, kept to compare against (`npm run bench -- loaded`)",
+  }),
+  int({
+    name: 'MAX_FIRST_AUDIO_MS',
+    key: 'maxFirstAudioMs',
+    min: 0,
+    max: 600_000,
+    default: 0,
+    description:
+      "admission by predicted first audio: a request whose first audio is predicted later than this many milliseconds (the sentences that would run before its first one, spread over the workers, and its own run, by the pool's cost estimates) is refused at once with 503 `busy` and `Retry-After: 1` (the WebSocket's and each dialect's `busy` error), so that a load balancer or SageMaker client can retry on another instance rather than wait; counted in `/metrics` as `tts_admission_refused_total` with `reason` `first_audio`. An idle server refuses nothing. `0`: off",
   }),
   int({
     name: 'MAX_QUEUED_JOBS',

@@ -1,28 +1,38 @@
 /**
  * The dispatch policy: which waiting sentence runs next, on which worker, on which of its
  * sessions. Pure: it reads a snapshot of the pool and returns what to start; the pool
- * (worker-pool.ts) only queues and runs. Its rules:
+ * (worker-pool.ts) only queues and runs. Its rules (`deadline`, the default):
  *
- * 1. A request's next-needed sentence (the one its listener waits for) goes before any
- *    look-ahead, and next-needed sentences go first come, first served: with several requests
- *    open, a new request's first sentence waits for at most one sentence of each other request.
+ * 1. Every sentence carries its deadline, when its listener needs it (the request window says,
+ *    synthesis/window.ts): a request's first sentence when it was asked for, since its listener
+ *    hears nothing yet; a later one when the audio already handed over for its request will have
+ *    played out, at the pace its consumer took it. The sentence with the earliest deadline runs
+ *    first; equal deadlines go to the cheaper sentence by the cost estimates, then first come
+ *    first served. A new request's first sentence thus goes before a request with seconds of audio
+ *    buffered, and a listener whose audio ran out (its deadline passed) before both. Look-ahead is
+ *    simply work whose deadline is far.
  * 2. A lone request (no other open) gets every core for its next-needed sentence: worker 0's solo
  *    session, when one pool session would need at least `soloMinMs` for it. If a worker is still
  *    finishing earlier work (the last call of a cancelled request, which cannot be interrupted),
  *    the sentence waits for it when that and the solo run end sooner than a pool session would, by
  *    the cost estimates, and never longer than the solo session gains.
- * 3. Look-ahead runs only on a worker no next-needed sentence waits for, never beside a solo run
- *    (whose cores it would take), and not before its request's first sentence is done: until then
- *    it could only delay that first audio, on cores or a GPU shared with it. Once it is out, the
- *    listener has that sentence's seconds of audio to play while the next is computed.
+ * 3. Look-ahead never runs beside a solo run (whose cores it would take), nor before its request's
+ *    first sentence is done: until then it could only delay that first audio, on cores or a GPU
+ *    shared with it, and its deadline is not known.
  * 4. Phonemize work (`POST /v1/phonemize`: the front end alone, a job no longer than a sentence)
- *    is never next-needed: it runs as look-ahead does, first come first served with it, so no
- *    listener's next sentence waits for more than the job a worker has already started, and a
- *    flood of it neither starves look-ahead nor is starved by it. Its cost is the front end's.
+ *    has no listener: it runs below every request's next-needed sentence, and otherwise as due
+ *    when it was queued, so no listener's next sentence waits for more than the job a worker has
+ *    already started, and a flood of it neither starves look-ahead nor is starved by it. Its cost
+ *    is the front end's.
  *
- * Fairness across the contexts of one session (several requests of one client) is a rule of this
- * module too, when it comes.
+ * The `fifo` policy, kept to measure against, replaces rule 1: next-needed sentences before any
+ * look-ahead, first come first served, whatever their listeners hold; look-ahead and phonemize work
+ * then share the idle workers first come first served. Fairness across the contexts of one session
+ * comes from the same rules: each context's turn is a request of its own.
  */
+
+/** Which rule 1 decides the order: earliest deadline first, or next-needed first come first served. */
+export type PolicyName = 'deadline' | 'fifo';
 
 /** Work waiting for a worker: a sentence of a request, or a text's front end alone. */
 export type WaitingJob = WaitingSentence | WaitingPhonemize;
@@ -41,6 +51,8 @@ export interface WaitingSentence {
   readonly chars: number;
   /** Its request's first sentence is done (its first audio exists). */
   readonly afterFirst: boolean;
+  /** When its listener needs it, on the pool's clock (ms): see rule 1. */
+  readonly deadline: number;
 }
 
 /** A sentence's front end alone (`POST /v1/phonemize`): no listener waits for its audio. */
@@ -93,17 +105,21 @@ export interface Decision {
 export interface PolicySettings {
   /** A lone sentence goes to the solo session only if one pool session would need this long (ms). */
   readonly soloMinMs: number;
+  /** Rule 1 as it is (`deadline`, the default), or as it was (`fifo`). */
+  readonly policy?: PolicyName;
 }
 
 /**
  * What a sentence costs, per character of text, on a pool session and on the solo session:
- * measured by each worker at warm-up, then followed over the sentences run since; and what the
- * front end alone costs, followed over the phonemize jobs run.
+ * measured by each worker at warm-up, then followed over the sentences run since; what the front
+ * end alone costs, followed over the phonemize jobs run; and how much audio a character makes, for
+ * the deadlines of sentences behind one not yet computed.
  */
 export class CostModel {
   #pool: number | undefined;
   #solo: number | undefined;
   #frontEnd: number | undefined;
+  #audio: number | undefined;
 
   /** A worker's warm-up measures; the first worker's seed the estimates. */
   seed(poolMsPerChar: number, soloMsPerChar?: number): void {
@@ -121,6 +137,16 @@ export class CostModel {
   /** A phonemize job of `chars` characters held its worker for `ms`. */
   observeFrontEnd(chars: number, ms: number): void {
     if (chars > 0) this.#frontEnd = average(this.#frontEnd, ms / chars);
+  }
+
+  /** A sentence of `chars` characters, spoken at `speed`, made `ms` of audio. */
+  observeAudio(chars: number, ms: number, speed = 1): void {
+    if (chars > 0 && ms > 0) this.#audio = average(this.#audio, (ms * speed) / chars);
+  }
+
+  /** Audio that `chars` characters make at `speed` (ms; 0 before any sentence has run). */
+  audioMs(chars: number, speed = 1): number {
+    return ((this.#audio ?? 0) * chars) / speed;
   }
 
   /** Model time of `chars` characters on one pool session (Infinity before any measure). */
@@ -158,14 +184,78 @@ export function decide(pool: PoolSnapshot, costs: CostModel, settings: PolicySet
   const everyCore = soloDecision(pool, needed, costs, settings);
   if (everyCore) return everyCore;
   const soloRunning = pool.workers.some((w) => w.running?.solo);
-  // Rules 3 and 4: look-ahead and phonemize work, in the order they were queued.
-  const ahead = soloRunning
+  // Rules 3 and 4: look-ahead once its request's first audio exists, and phonemize work, never
+  // beside a solo run.
+  const rest = soloRunning
     ? []
     : pool.waiting.filter((job) => job.kind === 'phonemize' || (!job.needed && job.afterFirst));
-  const order = [...needed, ...ahead];
+  const order =
+    settings.policy === 'fifo' ? [...needed, ...rest] : byDeadline([...needed, ...rest], needed, costs);
   return {
     start: order.slice(0, free.length).map((job, k) => ({ job: job.id, worker: free[k]!, solo: false })),
   };
+}
+
+/**
+ * Rule 1: earliest deadline first; equal deadlines to the cheaper job, then to the first queued.
+ * Phonemize work is due when it was queued, but never before a listener's next sentence (rule 4).
+ */
+function byDeadline(
+  jobs: readonly WaitingJob[],
+  needed: readonly WaitingJob[],
+  costs: CostModel,
+): WaitingJob[] {
+  let lastNeeded = -Infinity;
+  for (const job of needed) if (job.kind === 'sentence') lastNeeded = Math.max(lastNeeded, job.deadline);
+  const keyed = jobs.map((job) => ({
+    job,
+    due: job.kind === 'sentence' ? job.deadline : Math.max(job.queuedAt, lastNeeded),
+    // At an equal deadline a listener's sentence goes before phonemize work.
+    rank: job.kind === 'sentence' ? 0 : 1,
+    cost: job.kind === 'sentence' ? costs.poolMs(job.chars) : costs.frontEndMs(job.chars),
+  }));
+  keyed.sort(
+    (a, b) =>
+      a.due - b.due ||
+      a.rank - b.rank ||
+      compareCosts(a.cost, b.cost) ||
+      a.job.queuedAt - b.job.queuedAt ||
+      a.job.id - b.job.id,
+  );
+  return keyed.map((k) => k.job);
+}
+
+/** Cheaper first; costs not yet known (Infinity) compare equal. */
+const compareCosts = (a: number, b: number) => (a === b ? 0 : a < b ? -1 : 1);
+
+/**
+ * When the first sentence of a request that opens now, `chars` characters long, would be done (ms
+ * from now), by the cost estimates: the jobs that would run before it under the policy (under
+ * `deadline`, every sentence already due; under `fifo`, every next-needed one), each on the worker
+ * that frees first, then its own run on a pool session. `wait` is the part spent waiting for a
+ * worker: 0 when one is free and nothing runs before it. What admission by first audio weighs.
+ */
+export function predictFirstAudio(
+  pool: PoolSnapshot,
+  costs: CostModel,
+  settings: PolicySettings,
+  chars: number,
+): { wait: number; total: number } {
+  const freeAt = pool.workers.flatMap((w) =>
+    !w.ready ? [] : [w.running ? Math.max(0, w.running.startedAt + costs.runMs(w.running) - pool.now) : 0],
+  );
+  if (freeAt.length === 0) return { wait: Infinity, total: Infinity };
+  const before = pool.waiting.filter(
+    (job) =>
+      job.kind === 'sentence' &&
+      (settings.policy === 'fifo' ? job.needed : (job.needed || job.afterFirst) && job.deadline <= pool.now),
+  );
+  for (const job of before) {
+    const k = freeAt.indexOf(Math.min(...freeAt));
+    freeAt[k] = freeAt[k]! + costs.poolMs(job.chars);
+  }
+  const wait = Math.min(...freeAt);
+  return { wait, total: wait + costs.poolMs(chars) };
 }
 
 /** Rule 2: a lone request's next sentence on every core, now or once the cores are free. */

@@ -4,12 +4,21 @@
  * phonemes) back. It decides nothing itself; the workers' threads (start, replacement with
  * backoff, cooperative stop) live in worker-threads.ts.
  */
-import type { LanguageCode } from '../kokoro/constants.ts';
+import { SAMPLE_RATE, type LanguageCode } from '../kokoro/constants.ts';
 import type { ResolvedVoice } from '../kokoro/voices.ts';
 import type { WordTiming } from '../text/alignment.ts';
 import type { PhonemeTiming } from '../text/phoneme-timing.ts';
 import { abortError, ttsError } from '../../protocol/errors.ts';
-import { CostModel, decide, type PoolSnapshot, type WaitingJob, type WorkerState } from './dispatch.ts';
+import {
+  CostModel,
+  decide,
+  predictFirstAudio,
+  type PolicyName,
+  type PolicySettings,
+  type PoolSnapshot,
+  type WaitingJob,
+  type WorkerState,
+} from './dispatch.ts';
 import type {
   FromWorker,
   PhonemizeInput,
@@ -22,6 +31,8 @@ import type { ModelInput } from './ort-session.ts';
 import { InferenceThreads, type PoolInfo, type ThreadEvents } from './worker-threads.ts';
 
 export type { PoolInfo } from './worker-threads.ts';
+
+const SAMPLES_PER_MS = SAMPLE_RATE / 1000;
 
 export interface SentenceRequest {
   readonly text: string;
@@ -65,6 +76,11 @@ export interface PoolEvents extends ThreadEvents {
    * was look-ahead then.
    */
   onDispatch?(info: { index: number; jobId: number; solo: boolean; ahead: boolean }): void;
+  /**
+   * A request was refused as busy before any work: the queue was full, or its first audio was
+   * predicted past `maxFirstAudioMs` (`predictedMs`).
+   */
+  onRefused?(info: { reason: 'queue' | 'first_audio'; predictedMs?: number }): void;
   /** What one run fed the model, when the model hands it back (the echo stand-in only). */
   onModelInput?(info: { index: number; phonemes: string; input: ModelInput }): void;
 }
@@ -75,6 +91,13 @@ export interface PoolOptions {
   readonly maxQueued: number;
   /** See PolicySettings.soloMinMs. */
   readonly soloMinMs: number;
+  /** See PolicySettings.policy; `deadline` when absent. */
+  readonly policy?: PolicyName;
+  /**
+   * A request whose first audio is predicted (dispatch.ts, `predictFirstAudio`) later than this
+   * many ms, while work waits ahead of it, is refused as busy at once; absent or 0: never.
+   */
+  readonly maxFirstAudioMs?: number;
 }
 
 /** A submitted sentence: its outcome, and a way to make it next-needed. */
@@ -84,16 +107,28 @@ export interface JobHandle {
   promote(): void;
 }
 
+/** How a sentence is queued: whether its listener waits for it, and when it will. */
+export interface SubmitOptions {
+  /** Its listener waits for it; otherwise it is look-ahead until {@link JobHandle.promote}. */
+  readonly needed: boolean;
+  /**
+   * When its listener needs it, on `performance.now()`'s clock (ms): asked each time the policy
+   * decides, so it follows the audio handed over meanwhile (dispatch.ts, rule 1).
+   */
+  readonly due: () => number;
+}
+
 /** One request's door into the pool: its sentences, counted as one open request until closed. */
 export interface PoolRequest {
   /**
    * Queues one sentence. `onPiece` gets each inference's samples as soon as they exist (a
-   * sentence over 510 phoneme ids gives several). `needed`: its listener waits for it; otherwise
-   * it is look-ahead until {@link JobHandle.promote}. `done` rejects with a TtsError (`busy` only
+   * sentence over 510 phoneme ids gives several). `done` rejects with a TtsError (`busy` only
    * for the request's first sentence: a request under way is never cut short), or an AbortError
    * once the request is closed.
    */
-  submit(sentence: SentenceRequest, onPiece: (piece: PieceResult) => void, needed: boolean): JobHandle;
+  submit(sentence: SentenceRequest, onPiece: (piece: PieceResult) => void, options: SubmitOptions): JobHandle;
+  /** Audio a sentence of `chars` characters is expected to make at `speed` (ms; 0 before any has run). */
+  audioMs(chars: number, speed: number): number;
   /** Drops its queued sentences and abandons its running one; no-op after the first call. */
   close(): void;
 }
@@ -112,9 +147,12 @@ interface SentenceWork extends QueuedJob {
   readonly request: number;
   readonly onPiece: (piece: PieceResult) => void;
   readonly resolve: (stats: { frontEndMs: number; pieces: number }) => void;
+  readonly due: () => number;
   needed: boolean;
   /** Inference time of its pieces so far. */
   inferenceMs: number;
+  /** Samples of its pieces so far. */
+  samples: number;
 }
 
 interface PhonemizeWork extends QueuedJob {
@@ -206,8 +244,9 @@ export class WorkerPool {
     let submitted = 0;
     let closed = false;
     return {
-      submit: (sentence, onPiece, needed) =>
-        this.#submit(request, submitted++ > 0, sentence, onPiece, needed),
+      submit: (sentence, onPiece, options) =>
+        this.#submit(request, submitted++ > 0, sentence, onPiece, options),
+      audioMs: (chars, speed) => this.costs.audioMs(chars, speed),
       close: () => {
         if (closed) return;
         closed = true;
@@ -256,19 +295,14 @@ export class WorkerPool {
     admitted: boolean,
     sentence: SentenceRequest,
     onPiece: (piece: PieceResult) => void,
-    needed: boolean,
+    { needed, due }: SubmitOptions,
   ): JobHandle {
     const refuse = (err: Error): JobHandle => ({ done: Promise.reject(err), promote: () => {} });
     if (this.#closed) return refuse(shuttingDown());
     if (!this.#open.has(request)) return refuse(abortError());
-    const queued = this.#waiting.filter((job) => job.kind === 'sentence' && job.needed).length;
-    if (!admitted && queued >= this.#options.maxQueued) {
-      return refuse(
-        ttsError(
-          'TTS_ERR_BUSY',
-          `The server is at capacity: the inference queue is full (${this.#options.maxQueued} sentences waiting); retry shortly`,
-        ),
-      );
+    if (!admitted) {
+      const busy = this.#admission(sentence.text.length);
+      if (busy) return refuse(busy);
     }
     let job!: SentenceWork;
     const done = new Promise<{ frontEndMs: number; pieces: number }>((resolve, reject) => {
@@ -280,8 +314,10 @@ export class WorkerPool {
         resolve,
         reject,
         needed,
+        due,
         queuedAt: performance.now(),
         inferenceMs: 0,
+        samples: 0,
         settled: false,
       };
     });
@@ -297,11 +333,43 @@ export class WorkerPool {
     };
   }
 
-  /** Asks the policy what to start, and starts it. */
-  #dispatch(): void {
-    if (this.#closed) return;
-    clearTimeout(this.#recheck);
-    const now = performance.now();
+  /**
+   * Why a new request's first sentence of `chars` characters is refused, if it is: the queue of
+   * next-needed sentences is full, or its first audio is predicted past `maxFirstAudioMs` while
+   * work waits ahead of it (an idle server refuses nothing: another could not do better).
+   */
+  #admission(chars: number): Error | undefined {
+    const queued = this.#waiting.filter((job) => job.kind === 'sentence' && job.needed).length;
+    if (queued >= this.#options.maxQueued) {
+      this.#events.onRefused?.({ reason: 'queue' });
+      return ttsError(
+        'TTS_ERR_BUSY',
+        `The server is at capacity: the inference queue is full (${this.#options.maxQueued} sentences waiting); retry shortly`,
+      );
+    }
+    const bound = this.#options.maxFirstAudioMs ?? 0;
+    if (bound <= 0) return undefined;
+    const { wait, total } = predictFirstAudio(
+      this.#snapshot(performance.now()),
+      this.costs,
+      this.#policy,
+      chars,
+    );
+    if (!(wait > 0 && total > bound && Number.isFinite(total))) return undefined;
+    this.#events.onRefused?.({ reason: 'first_audio', predictedMs: Math.round(total) });
+    return ttsError(
+      'TTS_ERR_BUSY',
+      `The server is at capacity: this request's first audio would take about ${(total / 1000).toFixed(1)} s, past its bound of ${bound / 1000} s; retry shortly, or on another instance`,
+      { data: { retryAfterS: 1 } },
+    );
+  }
+
+  get #policy(): PolicySettings {
+    return { soloMinMs: this.#options.soloMinMs, policy: this.#options.policy ?? 'deadline' };
+  }
+
+  /** The pool as the policy sees it now: what waits (with each sentence's deadline), what runs. */
+  #snapshot(now: number): PoolSnapshot {
     const workers: WorkerState[] = this.#threads.states().map(({ ready, hasSolo }, index) => {
       const job = this.#running[index];
       return {
@@ -319,7 +387,7 @@ export class WorkerPool {
           : {}),
       };
     });
-    const snapshot: PoolSnapshot = {
+    return {
       now,
       waiting: this.#waiting.map(
         (job): WaitingJob =>
@@ -338,12 +406,20 @@ export class WorkerPool {
                 queuedAt: job.queuedAt,
                 chars: job.message.text.length,
                 afterFirst: this.#open.get(job.request)?.firstDone ?? true,
+                deadline: job.due(),
               },
       ),
       workers,
       openRequests: this.#open.size,
     };
-    const decision = decide(snapshot, this.costs, { soloMinMs: this.#options.soloMinMs });
+  }
+
+  /** Asks the policy what to start, and starts it. */
+  #dispatch(): void {
+    if (this.#closed) return;
+    clearTimeout(this.#recheck);
+    const now = performance.now();
+    const decision = decide(this.#snapshot(now), this.costs, this.#policy);
     for (const { job: id, worker, solo } of decision.start) {
       const index = this.#waiting.findIndex((job) => job.message.id === id);
       const [job] = this.#waiting.splice(index, 1);
@@ -398,6 +474,7 @@ export class WorkerPool {
     switch (message.type) {
       case 'chunk': {
         job.inferenceMs += message.inferenceMs;
+        job.samples += message.samples.length;
         if (job.settled) return;
         const first = message.frontEndMs !== undefined;
         job.onPiece({
@@ -414,8 +491,10 @@ export class WorkerPool {
       }
       case 'end':
         this.#running[index] = undefined;
-        if (message.pieces > 0)
+        if (message.pieces > 0) {
           this.costs.observe(job.running!.solo, job.message.text.length, job.inferenceMs);
+          this.costs.observeAudio(job.message.text.length, job.samples / SAMPLES_PER_MS, job.message.speed);
+        }
         this.#inferences += message.pieces;
         if (!job.settled) this.#completed++;
         this.#settle(job, undefined, () =>

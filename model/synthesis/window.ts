@@ -4,6 +4,15 @@
  * by sentence; a sentence becomes next-needed once the one before it has been handed over, and only
  * then is the next one taken from the text, so a listener that stops reading stops the work after
  * the window.
+ *
+ * It also says when each of its sentences is due (dispatch.ts, rule 1). Its consumer (run.ts, then
+ * the route) takes a piece when it has sent the one before, so the pieces taken and when they were
+ * taken are the audio sent and when it left: a listener playing from the first byte in real time
+ * runs dry when that audio has played out, waiting (not skipping ahead) whenever it ran out
+ * before. The first sentence is due when the request began, a later one when the audio before it
+ * will have played out (its own pieces held here, and an estimate for a sentence not yet
+ * computed). A consumer that reads slower than real time (or stops) runs dry at each piece it
+ * takes, so its deadlines follow its pace rather than falling ever further behind the clock.
  */
 import { abortError, ttsError } from '../../protocol/errors.ts';
 import type { JobHandle, PieceResult, PoolRequest, SentenceRequest } from '../inference/worker-pool.ts';
@@ -23,6 +32,8 @@ const QUIET_AHEAD = 8;
 interface InFlight {
   /** A sentence (else a pause or a mark, which take no worker). */
   readonly speech: boolean;
+  /** What the pool runs for a sentence; its audio is estimated from it before it exists. */
+  sentence: SentenceRequest | undefined;
   /** A sentence's index in the request, for its pieces. */
   readonly index: number;
   readonly pieces: AudioChunk[];
@@ -44,6 +55,10 @@ export class RequestWindow {
   #taken = 0;
   /** Samples handed over so far. */
   #samples = 0;
+  /** When the request began (`performance.now()`): its first sentence's deadline. */
+  #openedAt = performance.now();
+  /** When the audio handed over so far will have played out; unset before any. */
+  #playedOutAt: number | undefined;
   #pulling = false;
   #exhausted = false;
   #sourceFailure: { readonly error: unknown } | undefined;
@@ -87,6 +102,7 @@ export class RequestWindow {
         const piece = head?.pieces.shift() ?? (head?.silence ? this.#silence(head) : undefined);
         if (piece) {
           this.#count(piece.samples.length);
+          this.#played(piece.samples.length);
           yield piece;
           continue;
         }
@@ -123,6 +139,32 @@ export class RequestWindow {
       'TTS_ERR_AUDIO_TOO_LONG',
       `The request's audio reached ${max} s, the most one request may make; the rest was not synthesized`,
     );
+  }
+
+  /** A listener that runs dry waits for the next audio, then plays it in real time. */
+  #played(samples: number): void {
+    if (samples === 0) return; // a mark: no audio
+    const now = performance.now();
+    this.#playedOutAt = Math.max(this.#playedOutAt ?? now, now) + samples / SAMPLES_PER_MS;
+  }
+
+  /**
+   * When `entry` is needed: the first sentence when the request began; a later one when the audio
+   * handed over and what is ahead of it in the window will have played out.
+   */
+  #due(entry: InFlight): number {
+    let at = this.#playedOutAt ?? this.#openedAt;
+    for (const e of this.#inFlight) {
+      if (e === entry) break;
+      let samples = e.silence;
+      for (const piece of e.pieces) samples += piece.samples.length;
+      at += samples / SAMPLES_PER_MS;
+      // A sentence not computed yet: what its text is expected to make, at least a millisecond,
+      // so that no sentence is due before one ahead of it.
+      if (e.sentence && !e.settled && e.pieces.length === 0)
+        at += Math.max(1, this.#pool.audioMs(e.sentence.text.length, e.sentence.speed));
+    }
+    return at;
   }
 
   /** The head has been handed over whole: the next sentence becomes next-needed. */
@@ -166,6 +208,7 @@ export class RequestWindow {
     const speech = segment.kind === 'speech';
     const entry: InFlight = {
       speech,
+      sentence: undefined,
       index,
       pieces: [],
       silence: 0,
@@ -173,7 +216,7 @@ export class RequestWindow {
       settled: false,
       failure: undefined,
     };
-    if (!speech) {
+    if (segment.kind !== 'speech') {
       // Silence and marks need no worker: they are in place at once, in their turn; silence is a
       // count until it is handed over, so pauses cost no memory while they wait.
       if (segment.kind === 'pause') entry.silence = Math.round(segment.ms * SAMPLES_PER_MS);
@@ -189,13 +232,17 @@ export class RequestWindow {
       this.#inFlight.push(entry);
       return;
     }
+    const sentence = (entry.sentence = this.#job(segment));
     const onPiece = (piece: PieceResult) => {
       entry.pieces.push({ ...piece, sentence: index });
       this.#notify();
     };
     // The window's first sentence is what the listener waits for (a pause or mark before it is in
     // place already); the rest is look-ahead.
-    entry.job = this.#pool.submit(this.#job(segment), onPiece, this.#sentencesInFlight() === 0);
+    entry.job = this.#pool.submit(sentence, onPiece, {
+      needed: this.#sentencesInFlight() === 0,
+      due: () => this.#due(entry),
+    });
     entry.job.done.then(
       () => {
         entry.settled = true;

@@ -8,6 +8,7 @@ import { formats } from './formats.ts';
 import { g2p } from './g2p.ts';
 import { languages } from './languages.ts';
 import { load } from './load.ts';
+import { loaded } from './loaded.ts';
 import { peer } from './peer.ts';
 
 export const CASES: readonly Case[] = [
@@ -16,6 +17,7 @@ export const CASES: readonly Case[] = [
   bargeIn,
   contexts,
   peer,
+  loaded,
   capacity,
   formats,
   languages,

@@ -197,3 +197,74 @@ describe('look-ahead on one worker', () => {
     expect(single.load().completed - before).toBeLessThanOrEqual(2);
   });
 });
+
+describe('deadlines on one worker, one sentence at a time', () => {
+  type Policy = 'deadline' | 'fifo';
+  const engines = new Map<Policy, Engine>();
+  /** Sentences each engine has started. */
+  const started = new Map<Policy, number>();
+  beforeAll(async () => {
+    const start = async (policy: Policy) => {
+      const engine = await createEngine(
+        {
+          modelDir: dir,
+          dtype: 'fp32',
+          device: 'cpu',
+          workers: 1,
+          intraOpThreads: 1,
+          lookahead: 0,
+          maxQueuedJobs: 16,
+          defaultVoice: 'af_heart',
+          logSeverity: 3,
+          firstChunkMinChars: 0,
+          dispatchPolicy: policy,
+        },
+        { onDispatch: () => started.set(policy, (started.get(policy) ?? 0) + 1) },
+      );
+      engines.set(policy, engine);
+    };
+    await Promise.all([start('deadline'), start('fifo')]);
+  });
+  afterAll(async () => {
+    await Promise.all([...engines.values()].map((e) => e.dispose()));
+  });
+
+  /**
+   * Two listeners A and C read long answers as fast as they come, so each holds seconds of audio
+   * (a sentence plays for seconds and takes a fraction of one): while one's sentence runs, the
+   * other's next waits. B asks for one sentence once A's fifth is queued behind C's fourth, running.
+   * Returns how many sentences of A and C were handed over between B's asking and its first audio.
+   */
+  async function servedBeforeB(policy: Policy): Promise<number> {
+    const engine = engines.get(policy)!;
+    const events: string[] = [];
+    const v = engine.voices.resolve('af_heart');
+    let b: Promise<void> | undefined;
+    const askB = async () => {
+      // A's fourth sentence is out: wait for C's fourth to start and A's fifth to be queued.
+      const before = started.get(policy) ?? 0;
+      while (started.get(policy) === before || engine.load().queued === 0)
+        await new Promise((r) => setTimeout(r, 2));
+      events.push('B asks');
+      for await (const chunk of engine.stream({ text: 'A short new answer.', voice: v, speed: 1 }))
+        events.push(`B${chunk.sentence}`);
+    };
+    const listen = async (name: string) => {
+      for await (const chunk of engine.stream({ text: SIX, voice: v, speed: 1 })) {
+        events.push(`${name}${chunk.sentence}`);
+        if (name === 'A' && chunk.sentence === 3) b = askB();
+      }
+    };
+    await Promise.all([listen('A'), listen('C')]);
+    await b;
+    return events.slice(events.indexOf('B asks') + 1, events.indexOf('B0')).length;
+  }
+
+  it('deadline: a new request’s first sentence waits only for the sentence running, not for a listener with seconds buffered', async () => {
+    expect(await servedBeforeB('deadline')).toBe(1);
+  });
+
+  it('fifo (the policy before): it also waits for the other listener’s next sentence, queued before it', async () => {
+    expect(await servedBeforeB('fifo')).toBe(2);
+  });
+});

@@ -184,6 +184,53 @@ describe('the measures’ arithmetic', () => {
   });
 });
 
+describe('the loaded case’s report', () => {
+  const loaded = CASES.find((k) => k.name === 'loaded')!;
+  const figure = (
+    server: string,
+    measure: Figure['measure'],
+    samples: number[],
+    what = '8 clients',
+  ): Figure => ({
+    measure,
+    what,
+    server,
+    model: 'm',
+    unit: '',
+    samples,
+    load1: 0,
+  });
+  const servers = {
+    deadline: { ttfa: [100, 200, 300], stalls: [0, 0, 1], throughput: 5.5 },
+    fifo: { ttfa: [100, 400, 800], stalls: [0, 1, 1], throughput: 5.3 },
+    'deadline, no look-ahead': { ttfa: [100, 300, 500], stalls: [1, 1, 1], throughput: 5 },
+    'kokoro-js': { ttfa: [1000, 2000, 3000], stalls: [2, 2, 2], throughput: 4.8 },
+  };
+  const figures = Object.entries(servers).flatMap(([server, f]) => [
+    figure(server, 'ttfa', f.ttfa),
+    figure(server, 'stalls', f.stalls),
+    figure(server, 'throughput', [f.throughput]),
+    figure(server, 'ttfa', [0], '8 clients, refused'),
+  ]);
+  const report = loaded.report(figures, settingsOf(loaded, ['--clients', '8', '--trials', '1']), []);
+
+  it('has a row per server with first audio, stalls (p50, p95, the run’s total) and throughput', () => {
+    expect(report.tables[0]!.rows).toEqual([
+      ['m', 8, 'deadline', '3 (0)', '200 / 290 / 300', '0 / 0.9 / 1', 5.5],
+      ['m', 8, 'fifo', '3 (0)', '400 / 760 / 800', '1 / 1 / 2', 5.3],
+      ['m', 8, 'deadline, no look-ahead', '3 (0)', '300 / 480 / 500', '1 / 1 / 3', 5],
+      ['m', 8, 'kokoro-js', '3 (0)', '2000 / 2900 / 3000', '2 / 2 / 6', 4.8],
+    ]);
+  });
+
+  it('holds the deadline policy to its targets against fifo and kokoro-js', () => {
+    // p95: 290 against 760 (0.38) and 2,900 (10×); throughput up; stalls 1 s against 2 s.
+    expect(report.tables[1]!.rows).toEqual([
+      ['m', 8, '0.38 (yes)', '10 (yes)', '5.5 / 5.3 (yes)', '1 / 2 (yes)'],
+    ]);
+  });
+});
+
 describe('replaceBlock', () => {
   const text = 'a\n<!-- bench:x -->\nold\nlines\n<!-- /bench:x -->\nb\n';
   it('replaces what lies between the markers, and only that', () => {

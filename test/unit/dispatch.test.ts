@@ -2,12 +2,15 @@
  * The dispatch policy without ONNX Runtime: snapshots of a pool in, decisions out. The costs are
  * 10 ms per character on a pool session and 6 on the solo session, so a 30-character sentence
  * costs 300 ms or 180 ms and the solo session gains 120 ms; the front end alone (a phonemize job)
- * costs 1 ms per character.
+ * costs 1 ms per character. The rules both policies share run under each; then each policy's own
+ * order (`deadline`: earliest deadline first; `fifo`: next-needed first come first served).
  */
 import { describe, expect, it } from 'vitest';
 import {
   CostModel,
   decide,
+  predictFirstAudio,
+  type PolicyName,
   type PoolSnapshot,
   type WaitingJob,
   type WaitingPhonemize,
@@ -22,8 +25,18 @@ const costs = () => {
   return model;
 };
 const SETTINGS = { soloMinMs: 50 };
+const DEADLINE = { soloMinMs: 50, policy: 'deadline' } as const;
+const FIFO = { soloMinMs: 50, policy: 'fifo' } as const;
+const POLICIES: PolicyName[] = ['deadline', 'fifo'];
 
-const needed = (id: number, request: number, chars = 30, queuedAt = 0): WaitingSentence => ({
+/** A request's next-needed sentence; due when queued (a first sentence) unless said otherwise. */
+const needed = (
+  id: number,
+  request: number,
+  chars = 30,
+  queuedAt = 0,
+  deadline = queuedAt,
+): WaitingSentence => ({
   kind: 'sentence',
   id,
   request,
@@ -31,12 +44,28 @@ const needed = (id: number, request: number, chars = 30, queuedAt = 0): WaitingS
   queuedAt,
   chars,
   afterFirst: false,
+  deadline,
 });
-/** Look-ahead of a request whose first sentence is done (`afterFirst`), unless said otherwise. */
-const ahead = (id: number, request: number, chars = 30, afterFirst = true): WaitingSentence => ({
+/**
+ * Look-ahead of a request whose first sentence is done (`afterFirst`), unless said otherwise; due
+ * in 10 s unless said otherwise.
+ */
+const ahead = (
+  id: number,
+  request: number,
+  chars = 30,
+  afterFirst = true,
+  deadline = 10_000,
+): WaitingSentence => ({
   ...needed(id, request, chars),
   needed: false,
   afterFirst,
+  deadline,
+});
+/** A later sentence that its listener waits for: its request's first is done. */
+const later = (id: number, request: number, deadline: number, chars = 30, queuedAt = 0): WaitingSentence => ({
+  ...needed(id, request, chars, queuedAt, deadline),
+  afterFirst: true,
 });
 /** A sentence's front end alone (POST /v1/phonemize): no request, no listener. */
 const phonemize = (id: number, chars = 30, queuedAt = 0): WaitingPhonemize => ({
@@ -64,10 +93,10 @@ const pool = (
   now = 0,
 ): PoolSnapshot => ({ now, waiting, workers, openRequests });
 
-describe('dispatch policy', () => {
+describe('dispatch policy, the rules both policies share', () => {
   const cases: [string, PoolSnapshot, ReturnType<typeof decide>][] = [
     [
-      'next-needed sentences first, first come first served, then look-ahead',
+      'first sentences queued together, then look-ahead due later',
       pool([ahead(1, 1), needed(2, 2), needed(3, 3), ahead(4, 2)], [idle(), idle(), idle()], 3),
       {
         start: [
@@ -161,27 +190,6 @@ describe('dispatch policy', () => {
       },
     ],
     [
-      'phonemize work and look-ahead share the idle workers, first come first served',
-      pool([phonemize(1), ahead(2, 1), phonemize(3), ahead(4, 2)], [idle(), idle(), idle(), busy(0)], 2, 10),
-      {
-        start: [
-          { job: 1, worker: 0, solo: false },
-          { job: 2, worker: 1, solo: false },
-          { job: 3, worker: 2, solo: false },
-        ],
-      },
-    ],
-    [
-      'phonemize work does not hold a request’s look-ahead back, nor the other way round',
-      pool([ahead(1, 1), phonemize(2)], [idle(), idle()], 1),
-      {
-        start: [
-          { job: 1, worker: 0, solo: false },
-          { job: 2, worker: 1, solo: false },
-        ],
-      },
-    ],
-    [
       'beside a solo run, phonemize work waits',
       pool([phonemize(2)], [busy(0, 30, true, true), idle()], 1, 50),
       { start: [] },
@@ -199,8 +207,16 @@ describe('dispatch policy', () => {
     ],
   ];
 
-  it.each(cases)('%s', (_name, snapshot, expected) => {
-    expect(decide(snapshot, costs(), SETTINGS)).toEqual(expected);
+  const both = POLICIES.flatMap((policy) =>
+    cases.map(([name, snapshot, expected]) => [policy, name, snapshot, expected] as const),
+  );
+  it.each(both)('%s: %s', (policy, _name, snapshot, expected) => {
+    expect(decide(snapshot, costs(), { soloMinMs: 50, policy })).toEqual(expected);
+  });
+
+  it('without a policy named, it is `deadline`', () => {
+    const snapshot = pool([later(1, 1, 5_000), needed(2, 2, 30, 1_000)], [idle()], 2, 1_000);
+    expect(decide(snapshot, costs(), SETTINGS)).toEqual(decide(snapshot, costs(), DEADLINE));
   });
 
   it('before any measure of the front end, a running phonemize job is not waited for', () => {
@@ -217,6 +233,148 @@ describe('dispatch policy', () => {
   it('before any measure, no sentence is thought cheap enough to keep off the solo session', () => {
     const decision = decide(pool([needed(1, 1)], [idle(true), idle()], 1), new CostModel(), SETTINGS);
     expect(decision).toEqual({ start: [{ job: 1, worker: 0, solo: true }] });
+  });
+});
+
+describe('dispatch policy: deadline', () => {
+  // The pool's clock reads 20 s; 30 characters cost 300 ms on a pool session.
+  const NOW = 20_000;
+  const cases: [string, PoolSnapshot, readonly number[]][] = [
+    [
+      'a new request’s first sentence goes before the next sentence of a request with 10 s buffered',
+      pool([later(1, 1, NOW + 10_000, 30, 5_000), needed(2, 2, 30, NOW)], [idle()], 2, NOW),
+      [2],
+    ],
+    [
+      'a starving request (its listener ran dry 1 s ago) goes before a new request’s first sentence',
+      pool([needed(1, 1, 30, NOW - 100), later(2, 2, NOW - 1_000, 30, NOW - 3_000)], [idle()], 2, NOW),
+      [2],
+    ],
+    [
+      'the earliest deadline first, whatever the order they were queued in',
+      pool(
+        [later(1, 1, NOW + 3_000), later(2, 2, NOW + 1_000), needed(3, 3, 30, NOW), later(4, 4, NOW + 2_000)],
+        [idle(), idle(), idle(), idle()],
+        4,
+        NOW,
+      ),
+      [3, 2, 4, 1],
+    ],
+    [
+      'equal deadlines: the cheaper sentence first, then the one queued first',
+      pool(
+        [later(1, 1, NOW + 500, 60, 1), later(2, 2, NOW + 500, 30, 5), later(3, 3, NOW + 500, 30, 2)],
+        [idle(), idle(), idle()],
+        3,
+        NOW,
+      ),
+      [3, 2, 1],
+    ],
+    [
+      'look-ahead due sooner goes before another request’s next sentence due later: it is only work whose deadline is far',
+      pool([later(1, 2, NOW + 8_000), ahead(2, 1, 30, true, NOW + 4_000)], [idle()], 2, NOW),
+      [2],
+    ],
+    [
+      'look-ahead due later waits for the next-needed sentences due before it',
+      pool([ahead(1, 1, 30, true, NOW + 9_000), later(2, 2, NOW + 4_000)], [idle()], 2, NOW),
+      [2],
+    ],
+    [
+      'look-ahead of a request whose first audio is not out does not run, however early it seems due',
+      pool([ahead(1, 1, 30, false, 0), later(2, 2, NOW + 4_000)], [idle(), idle()], 2, NOW),
+      [2],
+    ],
+    [
+      'phonemize work goes below every listener’s next sentence, even one due in 10 s',
+      pool([phonemize(1, 30, 0), later(2, 1, NOW + 10_000)], [idle()], 2, NOW),
+      [2],
+    ],
+    [
+      'phonemize work is due when it was queued against look-ahead: after look-ahead due sooner, before look-ahead due later',
+      pool(
+        [
+          ahead(1, 1, 30, true, NOW + 5_000),
+          phonemize(2, 30, NOW - 1_000),
+          ahead(3, 2, 30, true, NOW - 2_000),
+        ],
+        [idle(), idle(), idle()],
+        2,
+        NOW,
+      ),
+      [3, 2, 1],
+    ],
+    [
+      'phonemize work does not hold a request’s look-ahead back, nor the other way round',
+      pool([ahead(1, 1), phonemize(2)], [idle(), idle()], 1),
+      [2, 1],
+    ],
+  ];
+
+  it.each(cases)('%s', (_name, snapshot, order) => {
+    const decision = decide(snapshot, costs(), DEADLINE);
+    expect(decision.start.map((s) => s.job)).toEqual(order);
+    expect(decision.start.every((s) => !s.solo)).toBe(true);
+  });
+});
+
+describe('dispatch policy: fifo (the policy before deadlines)', () => {
+  const NOW = 20_000;
+  const cases: [string, PoolSnapshot, readonly number[]][] = [
+    [
+      'next-needed sentences first come first served: a request with 10 s buffered before a new one',
+      pool([later(1, 1, NOW + 10_000, 30, 5_000), needed(2, 2, 30, NOW)], [idle()], 2, NOW),
+      [1],
+    ],
+    [
+      'next-needed before any look-ahead, whatever their deadlines',
+      pool([later(1, 2, NOW + 8_000), ahead(2, 1, 30, true, NOW + 4_000)], [idle()], 2, NOW),
+      [1],
+    ],
+    [
+      'phonemize work and look-ahead share the idle workers, first come first served',
+      pool([phonemize(1), ahead(2, 1), phonemize(3), ahead(4, 2)], [idle(), idle(), idle(), busy(0)], 2, 10),
+      [1, 2, 3],
+    ],
+    [
+      'phonemize work does not hold a request’s look-ahead back, nor the other way round',
+      pool([ahead(1, 1), phonemize(2)], [idle(), idle()], 1),
+      [1, 2],
+    ],
+  ];
+
+  it.each(cases)('%s', (_name, snapshot, order) => {
+    expect(decide(snapshot, costs(), FIFO).start.map((s) => s.job)).toEqual(order);
+  });
+});
+
+describe('predictFirstAudio', () => {
+  // Two workers, free in 100 and 200 ms; a new 30-character first sentence costs 300 ms.
+  const NOW = 1_000;
+  const workers = [busy(NOW - 200, 30), busy(NOW - 100, 30)];
+  const waiting = [later(1, 1, NOW - 50), later(2, 2, NOW + 5_000), ahead(3, 1, 30, true, NOW - 10)];
+
+  it.each([
+    ['an idle pool: no wait, its own run', pool([], [idle(), idle()], 0, NOW), DEADLINE, 0],
+    // Due now or before: 1 and 3, on the worker free at 100 then the one free at 200.
+    ['deadline: the sentences already due run before it', pool(waiting, workers, 2, NOW), DEADLINE, 400],
+    // Every next-needed sentence: 1 and 2.
+    ['fifo: every next-needed sentence runs before it', pool(waiting, workers, 2, NOW), FIFO, 400],
+    ['fifo: one next-needed sentence ahead', pool(waiting.slice(0, 1), workers, 2, NOW), FIFO, 200],
+    [
+      'a running call past its estimate counts as ending now',
+      pool([], [busy(0), busy(0)], 2, NOW),
+      DEADLINE,
+      0,
+    ],
+  ] as const)('%s', (_name, snapshot, settings, wait) => {
+    expect(predictFirstAudio(snapshot, costs(), settings, 30)).toEqual({ wait, total: wait + 300 });
+  });
+
+  it('with no worker ready, the wait is unknown', () => {
+    expect(
+      predictFirstAudio(pool([], [{ ready: false, hasSolo: false }], 0), costs(), DEADLINE, 30).wait,
+    ).toBe(Infinity);
   });
 });
 
@@ -250,5 +408,17 @@ describe('CostModel', () => {
     expect(model.poolMs(10)).toBe(100);
     expect(model.runMs({ kind: 'phonemize', solo: false, startedAt: 0, chars: 10 })).toBeCloseTo(7);
     expect(model.runMs({ kind: 'sentence', solo: true, startedAt: 0, chars: 10 })).toBe(50);
+  });
+
+  it('follows the audio a character makes, at speed 1, for the deadlines behind a sentence not yet run', () => {
+    const model = new CostModel();
+    expect(model.audioMs(10)).toBe(0); // nothing known: no slack assumed
+    model.observeAudio(20, 1_000); // 50 ms a character
+    expect(model.audioMs(10)).toBe(500);
+    expect(model.audioMs(10, 2)).toBe(250);
+    model.observeAudio(10, 250, 2); // 50 ms a character at speed 1 again
+    expect(model.audioMs(1)).toBeCloseTo(50);
+    model.observeAudio(0, 100);
+    expect(model.audioMs(1)).toBeCloseTo(50);
   });
 });

@@ -1,14 +1,15 @@
 /**
  * One request's window of sentences in flight, over a pool that only records what it is asked:
- * order, the bound of the look-ahead, which sentence is next-needed, and how the request leaves
- * the pool (handed over whole, stopped by its listener, aborted, failed).
+ * order, the bound of the look-ahead, which sentence is next-needed, when each is due, and how the
+ * request leaves the pool (handed over whole, stopped by its listener, aborted, failed).
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type {
   JobHandle,
   PieceResult,
   PoolRequest,
   SentenceRequest,
+  SubmitOptions,
 } from '../../model/inference/worker-pool.ts';
 import type { SpeechSegment } from '../../model/synthesis/request.ts';
 import type { AudioChunk } from '../../model/synthesis/run.ts';
@@ -19,17 +20,30 @@ import { isAbortError } from '../../protocol/errors.ts';
 interface Job {
   readonly text: string;
   readonly needed: boolean;
+  /** When the window says its listener needs it. */
+  readonly due: () => number;
   promoted: boolean;
-  /** Hands over `n` pieces of audio, then ends the sentence. */
-  finish(n?: number): void;
+  /** Hands over `n` pieces of audio (`samples` each), then ends the sentence. */
+  finish(n?: number, samples?: number): void;
   fail(err: Error): void;
 }
+
+/** Audio the pool expects of a sentence: 100 ms a character at speed 1. */
+const AUDIO_MS_PER_CHAR = 100;
 
 class RecordingPool implements PoolRequest {
   readonly jobs: Job[] = [];
   closed = 0;
 
-  submit(sentence: SentenceRequest, onPiece: (piece: PieceResult) => void, needed: boolean): JobHandle {
+  audioMs(chars: number, speed: number): number {
+    return (chars * AUDIO_MS_PER_CHAR) / speed;
+  }
+
+  submit(
+    sentence: SentenceRequest,
+    onPiece: (piece: PieceResult) => void,
+    { needed, due }: SubmitOptions,
+  ): JobHandle {
     let resolve!: () => void;
     let reject!: (err: Error) => void;
     const done = new Promise<{ frontEndMs: number; pieces: number }>((res, rej) => {
@@ -39,9 +53,11 @@ class RecordingPool implements PoolRequest {
     const job: Job = {
       text: sentence.text,
       needed,
+      due,
       promoted: false,
-      finish: (n = 1) => {
-        for (let i = 0; i < n; i++) onPiece({ samples: new Int16Array(4), phonemeCount: 1, inferenceMs: 1 });
+      finish: (n = 1, samples = 4) => {
+        for (let i = 0; i < n; i++)
+          onPiece({ samples: new Int16Array(samples), phonemeCount: 1, inferenceMs: 1 });
         resolve();
       },
       fail: reject,
@@ -239,5 +255,67 @@ describe('RequestWindow', () => {
     pool.jobs[0]!.finish();
     await expect(reading).rejects.toThrow('the text stream broke');
     expect(taken).toEqual([0]);
+  });
+
+  describe('deadlines', () => {
+    // The pool's clock (performance.now()) stands still but where a test moves it.
+    afterEach(() => vi.useRealTimers());
+    /** Moves the fake clock on to `ms`. */
+    const at = (ms: number) => vi.advanceTimersByTime(ms - performance.now());
+    const SECOND = 24_000; // samples
+
+    it('the first sentence is due when the request began; the next when the audio handed over will have played out', async () => {
+      vi.useFakeTimers({ toFake: ['performance'], now: 0 });
+      at(1_000);
+      const { pool, audio } = windowOver(['abc', 'defgh', 'ij'], 2);
+      const first = audio.next();
+      await tick();
+      expect(pool.jobs[0]!.due()).toBe(1_000);
+      at(1_500);
+      pool.jobs[0]!.finish(1, 2 * SECOND); // two seconds of audio, taken at 1.5 s
+      await first;
+      // Playing from 1.5 s, it runs dry at 3.5 s: sentence 1 is due then, and sentence 2 when
+      // sentence 1's expected audio (5 characters, 500 ms) has played too.
+      expect(pool.jobs[1]!.due()).toBe(3_500);
+      expect(pool.jobs[2]!.due()).toBe(4_000);
+      // Computed ahead, its own audio (0.25 s) counts instead of the estimate.
+      pool.jobs[1]!.finish(1, SECOND / 4);
+      await tick();
+      expect(pool.jobs[2]!.due()).toBe(3_750);
+      // Taken at 2 s, before the listener ran dry: it plays on from 3.5 s.
+      at(2_000);
+      await audio.next();
+      expect(pool.jobs[2]!.due()).toBe(3_750);
+      await audio.return(undefined);
+    });
+
+    it('a listener that ran dry waits, then plays what comes from when it came: its deadlines follow its pace', async () => {
+      vi.useFakeTimers({ toFake: ['performance'], now: 0 });
+      const { pool, audio } = windowOver(['a', 'b', 'c', 'd'], 2);
+      const first = audio.next();
+      await tick();
+      pool.jobs[0]!.finish(1, SECOND);
+      await first; // taken at 0: dry at 1 s
+      expect(pool.jobs[1]!.due()).toBe(1_000);
+      pool.jobs[1]!.finish(1, SECOND);
+      pool.jobs[2]!.finish(1, SECOND);
+      // The consumer stops reading for 10 s: sentence 1's audio waits here, counted as ahead of
+      // sentence 2's... then it comes back and takes it at 10 s: dry at 11 s, not at 2 s.
+      at(10_000);
+      await audio.next();
+      await audio.next(); // and sentence 2's, at once: dry at 12 s
+      await tick();
+      expect(pool.jobs[3]!.due()).toBe(12_000);
+      await audio.return(undefined);
+    });
+
+    it('a pause is audio the listener hears: the sentence after a leading pause is due when it ends', async () => {
+      vi.useFakeTimers({ toFake: ['performance'], now: 0 });
+      const { pool, audio } = windowOver([{ kind: 'pause', ms: 2_000 }, { kind: 'mark', name: 'm' }, 'a'], 2);
+      await audio.next(); // the first second of silence, taken at 0
+      await audio.next(); // the second
+      expect(pool.jobs[0]!.due()).toBe(2_000);
+      await audio.return(undefined);
+    });
   });
 });
