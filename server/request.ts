@@ -25,6 +25,7 @@ import {
   type ResolvedVoice,
   type Segment,
   type SynthesisRequest,
+  type TextSettings,
 } from '../model/engine.ts';
 import type { Config } from './config.ts';
 import { describeValue } from '../protocol/errors.ts';
@@ -343,5 +344,70 @@ export function synthesisRequest(
     ...(options.phonemeTimestamps ? { phonemeTimestamps: true } : {}),
     firstChunk: options.firstChunk,
     ...(options.phonemes && typeof text === 'string' ? { phonemes: true } : {}),
+  };
+}
+
+/** Fields that only the first append of an utterance may carry. */
+const UTTERANCE_OPTIONS = [
+  'voice',
+  'speed',
+  'lang',
+  'format',
+  'sample_rate',
+  'request_timestamp',
+  'timestamps',
+  'phoneme_timestamps',
+  'first_chunk',
+  'markup',
+  'pronunciations',
+  'normalization_options',
+] as const;
+
+/**
+ * An `append`'s text, checked: a string of at most `maxTextChars` code points. `openId`: the
+ * utterance it adds to is open already, and this append may carry no options of its own.
+ * @throws TtsError `invalid_option` or `text_too_long`; nothing of the append is added.
+ */
+export function parseAppend(
+  fields: Record<string, unknown>,
+  maxTextChars: number,
+  openId?: string,
+): { text: string; chars: number } {
+  const text = fields.text;
+  if (typeof text !== 'string') {
+    throw ttsError(
+      'TTS_ERR_INVALID_OPTION',
+      `An append carries its text as a string: {"type": "append", "text": "…"}; got ${text === undefined ? 'no text' : typeof text}`,
+    );
+  }
+  const chars = codePointLength(text);
+  if (chars > maxTextChars) {
+    throw ttsError(
+      'TTS_ERR_TEXT_TOO_LONG',
+      `This append has ${chars} characters, over the limit of ${maxTextChars} per message; it was not added. Send the text in smaller appends`,
+    );
+  }
+  if (openId !== undefined) {
+    const extra: string[] = UTTERANCE_OPTIONS.filter((key) => fields[key] !== undefined);
+    if (fields.request_id !== undefined && fields.request_id !== openId) extra.push('request_id');
+    if (extra.length > 0) {
+      throw ttsError(
+        'TTS_ERR_INVALID_OPTION',
+        `Only the first append of an utterance may carry options (${extra.join(', ')} here); this append was not added. Flush the utterance to start one with other options`,
+      );
+    }
+  }
+  return { text, chars };
+}
+
+/** How the engine reads a request's text: what its options say of voice, markup and dictionary. */
+export function textSettingsOf(options: SynthesisOptions): TextSettings {
+  return {
+    voice: options.voice,
+    speed: options.speed,
+    markup: options.markup,
+    firstChunk: options.firstChunk,
+    ...(options.lang !== undefined ? { lang: options.lang } : {}),
+    ...(options.pronunciations ? { pronunciations: options.pronunciations } : {}),
   };
 }

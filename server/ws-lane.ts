@@ -14,26 +14,17 @@ import type { Config } from './config.ts';
 import { ttsError } from './errors.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { recordClientGone, recordCompletion, type LineQuota } from './outcomes.ts';
-import { parseOptions, peekRequestId, synthesisRequest, type SynthesisOptions } from './request.ts';
+import {
+  parseAppend,
+  parseOptions,
+  peekRequestId,
+  synthesisRequest,
+  textSettingsOf,
+  type SynthesisOptions,
+} from './request.ts';
 import type { AppendOptions, OutgoingFrame, SessionDialect, Turn } from './session-messages.ts';
 import { Utterance } from './utterance.ts';
-import { codePointLength } from '../protocol/request.ts';
-
-/** Fields that only the first append of an utterance may carry. */
-const UTTERANCE_OPTIONS = [
-  'voice',
-  'speed',
-  'lang',
-  'format',
-  'sample_rate',
-  'request_timestamp',
-  'timestamps',
-  'phoneme_timestamps',
-  'first_chunk',
-  'markup',
-  'pronunciations',
-  'normalization_options',
-] as const;
+import { heardOf, type RunInFlight } from './heard.ts';
 
 /** Something a lane answers in turn, parsed once, on arrival. */
 export type Item =
@@ -133,22 +124,6 @@ export interface LaneHost {
   idle(lane: Lane, ended: boolean): void;
 }
 
-/** What a run in flight has sent, for a cancel's answer. */
-interface Current {
-  readonly controller: AbortController;
-  readonly requestId: string;
-  readonly utterance?: Utterance;
-  readonly sampleRate: number;
-  /** Bytes of one sample, for formats whose bytes count samples exactly (PCM, μ-law, A-law); else 0. */
-  readonly sampleBytes: number;
-  /** Samples at 24 kHz whose audio has been handed to the socket. */
-  sentSamples: number;
-  /** Output samples handed to the socket, counted from the bytes (PCM, μ-law, A-law). */
-  sentOutput: number;
-  /** Every word timed so far, on the request's clock. */
-  readonly words: WordTiming[] | undefined;
-}
-
 export class Lane {
   /** The context's id, in a session with contexts. */
   readonly context: string | undefined;
@@ -157,7 +132,7 @@ export class Lane {
   #running = false;
   /** The utterance that appends go to (queued or being synthesized), until its flush. */
   #open: Utterance | undefined;
-  #current: Current | undefined;
+  #current: RunInFlight | undefined;
   /** Answers to cancels, sent once the run they cut has sent its last byte. */
   readonly #acks: Ack[] = [];
   /** `close_context` arrived: nothing more is taken. */
@@ -225,51 +200,27 @@ export class Lane {
   ): void {
     const requestId = this.#open?.requestId ?? peekRequestId(fields);
     try {
-      const text = fields.text;
-      if (typeof text !== 'string') {
-        throw ttsError(
-          'TTS_ERR_INVALID_OPTION',
-          `An append carries its text as a string: {"type": "append", "text": "…"}; got ${text === undefined ? 'no text' : typeof text}`,
-        );
-      }
-      const chars = codePointLength(text);
-      const { maxTextChars } = this.#host.config;
-      if (chars > maxTextChars) {
-        throw ttsError(
-          'TTS_ERR_TEXT_TOO_LONG',
-          `This append has ${chars} characters, over the limit of ${maxTextChars} per message; it was not added. Send the text in smaller appends`,
-        );
-      }
       let utterance = this.#open;
-      if (utterance && !repeatsOptions) {
-        const extra = UTTERANCE_OPTIONS.filter((key) => fields[key] !== undefined);
-        if (
-          extra.length > 0 ||
-          (fields.request_id !== undefined && fields.request_id !== utterance.requestId)
-        ) {
-          throw ttsError(
-            'TTS_ERR_INVALID_OPTION',
-            `Only the first append of an utterance may carry options (${[...extra, ...(fields.request_id !== undefined ? ['request_id'] : [])].join(', ')} here); this append was not added. Flush the utterance to start one with other options`,
-          );
-        }
-      } else if (!utterance) {
+      const { text, chars } = parseAppend(
+        fields,
+        this.#host.config.maxTextChars,
+        repeatsOptions ? undefined : utterance?.requestId,
+      );
+      if (!utterance) {
         if (this.#refuseWhileDraining(requestId)) return;
-        const options = this.#utteranceOptions({ ...this.#host.dialect.defaults, ...fields });
         const engine = this.#host.lifecycle.requireEngine({ accepted: true });
+        const options = parseOptions(
+          // Validated as a request's; the text comes later.
+          { ...this.#host.dialect.defaults, ...fields, text: '.' },
+          { route: 'ws', config: this.#host.config, engine },
+        );
         utterance = new Utterance(
           options,
           {
             maxBufferedBytes: this.#host.config.utteranceMaxBufferBytes,
             idleFlushMs: this.#host.config.utteranceIdleFlushS * 1000,
           },
-          engine.segmenter({
-            voice: options.voice,
-            speed: options.speed,
-            markup: options.markup,
-            firstChunk: options.firstChunk,
-            ...(options.lang !== undefined ? { lang: options.lang } : {}),
-            ...(options.pronunciations ? { pronunciations: options.pronunciations } : {}),
-          }),
+          engine.segmenter(textSettingsOf(options)),
         );
         if (!this.#admit({ kind: 'utterance', utterance, receivedAt }, bytes)) return;
         this.#open = utterance;
@@ -285,12 +236,6 @@ export class Lane {
       // A context whose first message failed holds nothing: it may be let go.
       this.#settle();
     }
-  }
-
-  /** The options of an utterance's first append, validated as a request's (the text comes later). */
-  #utteranceOptions(fields: Record<string, unknown>): SynthesisOptions {
-    const engine = this.#host.lifecycle.requireEngine({ accepted: true });
-    return parseOptions({ ...fields, text: '.' }, { route: 'ws', config: this.#host.config, engine });
   }
 
   /** `flush`: the open utterance speaks what it holds and ends. */
@@ -355,7 +300,7 @@ export class Lane {
     const cancelled: string[] = [];
     const matches = (id: string | undefined) => target === undefined || id === target;
     const current = this.#current;
-    let cutting: Current | undefined;
+    let cutting: RunInFlight | undefined;
     if (current && !current.controller.signal.aborted && matches(current.requestId)) {
       current.controller.abort(CUT);
       current.utterance?.abandon();
@@ -535,7 +480,7 @@ export class Lane {
     // Words are timed whenever the model can, so that a cancel can say which were heard; they are
     // sent only where asked for.
     const timed = engine.info.capabilities.timestamps && !options.phonemes;
-    const current: Current = {
+    const current: RunInFlight = {
       controller,
       requestId: options.requestId,
       ...(typeof text === 'string' ? {} : { utterance: text }),
@@ -637,25 +582,4 @@ export class Lane {
       dialect.ended?.(turn);
     }
   }
-}
-
-/**
- * What a cut run had sent: its samples at the output rate (counted from the bytes where they
- * count samples, else from the model's samples encoded), and the words they cover whole.
- */
-function heardOf(current: Current): Heard {
-  const { sentSamples, sampleRate } = current;
-  const samples =
-    current.sampleBytes > 0
-      ? current.sentOutput
-      : Math.round((sentSamples * sampleRate) / NATIVE_SAMPLE_RATE);
-  const seconds = samples / sampleRate;
-  const words = current.words?.filter((w) => w.end_s <= seconds + 1e-6);
-  return {
-    request_id: current.requestId,
-    samples,
-    sample_rate: sampleRate,
-    ms: Math.round(seconds * 1e4) / 10,
-    ...(words ? { words } : {}),
-  };
 }
