@@ -252,6 +252,39 @@ describe('TtsSession frame handling (a scripted socket)', () => {
     ]);
   });
 
+  it('phoneme_timestamps frames become phonemes events, each sound with its viseme, before the audio', async () => {
+    const { session, socket } = await connectScripted();
+    const id = session.append('Hi.', { phoneme_timestamps: true });
+    const flushed = session.flush();
+    socket.receive(json({ type: 'synthesis_start', request_id: id }));
+    socket.receive(
+      json({
+        type: 'phoneme_timestamps',
+        request_id: id,
+        phonemes: [
+          { phoneme: 'h', viseme: 'kk', start_s: 0, duration_s: 0.05 },
+          { phoneme: 'ˈI', viseme: 'aa', start_s: 0.05, duration_s: 0.1 },
+        ],
+      }),
+    );
+    socket.receive(Uint8Array.from([1, 0]));
+    socket.receive(
+      json({ type: 'synthesis_complete', request_id: id, total_duration_s: 0.15, elapsed_s: 0.1 }),
+    );
+    await flushed;
+    socket.close(1000, 'bye');
+    const events = await readUntil(session, () => false);
+    expect(events.map((e) => e.type)).toEqual(['start', 'phonemes', 'audio', 'complete', 'closed']);
+    expect(events[1]).toEqual({
+      type: 'phonemes',
+      requestId: id,
+      phonemes: [
+        { phoneme: 'h', viseme: 'kk', startS: 0, durationS: 0.05 },
+        { phoneme: 'ˈI', viseme: 'aa', startS: 0.05, durationS: 0.1 },
+      ],
+    });
+  });
+
   it('an append the server refuses does not end the utterance, but its flush() rejects with it; a failed synthesis ends it', async () => {
     const { session, socket } = await connectScripted();
     const id = session.append('Kept. ');

@@ -5,12 +5,12 @@
  * `synthesis_cancelled` that names it. Shared by the WebSocket and the SageMaker sessions.
  */
 import { ERROR_CODES } from '../../../protocol/errors.ts';
-import type { TtsAudioEvent, TtsEvent, TtsHeard, TtsWord } from './events.ts';
+import type { TtsAudioEvent, TtsEvent, TtsHeard, TtsPhoneme, TtsWord } from './events.ts';
 
 /** The events a control frame becomes. */
 export type TtsControlEvent = Extract<
   TtsEvent,
-  { type: 'start' | 'words' | 'mark' | 'complete' | 'error' | 'cancelled' }
+  { type: 'start' | 'words' | 'phonemes' | 'mark' | 'complete' | 'error' | 'cancelled' }
 >;
 
 /**
@@ -58,6 +58,12 @@ export class RequestTracker {
           type: 'words',
           requestId: requestId ?? this.#current ?? this.#open[0] ?? '',
           words: Array.isArray(message.words) ? message.words.flatMap(toWord) : [],
+        };
+      case 'phoneme_timestamps':
+        return {
+          type: 'phonemes',
+          requestId: requestId ?? this.#current ?? this.#open[0] ?? '',
+          phonemes: Array.isArray(message.phonemes) ? message.phonemes.flatMap(toPhoneme) : [],
         };
       case 'mark':
         return {
@@ -141,6 +147,20 @@ function toWord(entry: unknown): TtsWord[] {
       startS: Number(startS),
       endS: Number(endS),
       ...(typeof charStart === 'number' && typeof charEnd === 'number' ? { charStart, charEnd } : {}),
+    },
+  ];
+}
+
+/** One entry of a `phoneme_timestamps` frame's `phonemes`, or nothing when it is not an object. */
+function toPhoneme(entry: unknown): TtsPhoneme[] {
+  if (typeof entry !== 'object' || entry === null) return [];
+  const { phoneme, viseme, start_s: startS, duration_s: durationS } = entry as Record<string, unknown>;
+  return [
+    {
+      phoneme: String(phoneme),
+      viseme: String(viseme),
+      startS: Number(startS),
+      durationS: Number(durationS),
     },
   ];
 }

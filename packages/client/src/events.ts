@@ -39,6 +39,27 @@ export interface TtsWordsEvent {
   readonly words: readonly TtsWord[];
 }
 
+/** One sound of a chunk, timed on the request's audio clock, with the lip shape it makes. */
+export interface TtsPhoneme {
+  /** Kokoro's symbol with the stress and length marks that belong to it (`ˈɛ`, `ɑː`); `" "` between words. */
+  readonly phoneme: string;
+  /** One of the 15 Oculus Lipsync visemes (`sil`, `PP`, `FF`, `TH`, `DD`, `kk`, `CH`, `SS`, `nn`, `RR`, `aa`, `E`, `I`, `O`, `U`). */
+  readonly viseme: string;
+  /** Seconds from the request's first audio sample. */
+  readonly startS: number;
+  readonly durationS: number;
+}
+
+/**
+ * The sounds of the chunk whose audio follows (requests with `phoneme_timestamps: true`), in
+ * order: what an avatar needs to move its lips with the audio.
+ */
+export interface TtsPhonemesEvent {
+  readonly type: 'phonemes';
+  readonly requestId: string;
+  readonly phonemes: readonly TtsPhoneme[];
+}
+
 /** An SSML `<mark>` of the request: before the audio after it, with its time on the request's audio. */
 export interface TtsMarkEvent {
   readonly type: 'mark';
@@ -116,6 +137,7 @@ export interface TtsClosedEvent {
 export type TtsEvent =
   | TtsStartEvent
   | TtsWordsEvent
+  | TtsPhonemesEvent
   | TtsMarkEvent
   | TtsAudioEvent
   | TtsCompleteEvent

@@ -40,6 +40,8 @@ export type {
   TtsErrorEvent,
   TtsEvent,
   TtsHeard,
+  TtsPhoneme,
+  TtsPhonemesEvent,
   TtsStartEvent,
   TtsWord,
   TtsWordsEvent,
