@@ -6,45 +6,22 @@
  * (its 1 MiB message limit) and aiohttp. Each replay reads the answers by its client's rules and
  * prints what the client would have made of them; this checks that against reference syntheses.
  */
-import { execFile, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TIMESTAMPED_MODEL_DIR, referencePcm, startServer, type TestServer } from './harness.ts';
+import { audioReport, expectPythonModules, replay } from './python-replay.ts';
 
-const run = promisify(execFile);
-const PYTHON = '/usr/bin/python3';
 const BYTES_PER_SECOND = 24_000 * 2;
 /** The most a Cartesia message may weigh here: Cartesia's chunks of 16384 bytes are about 22 KB. */
 const MAX_MESSAGE_BYTES = 64 * 1024;
 
-/** The Debian packages the replays need, by the module they import. */
-const MODULES = { websockets: 'python3-websockets', aiohttp: 'python3-aiohttp' } as const;
-
 let server: TestServer;
 beforeAll(async () => {
   // A missing module fails the file, naming its package: the replays are the point of it.
-  for (const [module, pkg] of Object.entries(MODULES)) {
-    if (spawnSync(PYTHON, ['-c', `import ${module}`]).status !== 0) {
-      throw new Error(
-        `${PYTHON} cannot import ${module}: install Debian's ${pkg} (sh scripts/test-deps.sh installs it)`,
-      );
-    }
-  }
+  expectPythonModules('websockets', 'aiohttp');
   server = await startServer({ KOKORO_MODEL_DIR: TIMESTAMPED_MODEL_DIR });
 });
 afterAll(() => server.close());
 
-/** Runs a replay (asynchronously: the server runs in this process) and returns its report. */
-async function replay<Report>(script: string, ...args: string[]): Promise<Report> {
-  const path = fileURLToPath(new URL(`../fixtures/python/${script}`, import.meta.url));
-  const { stdout, stderr } = await run(PYTHON, [path, server.http, ...args], { timeout: 120_000 });
-  expect(stderr).toBe('');
-  return JSON.parse(stdout) as Report;
-}
-
-const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 const reference = (text: string) => referencePcm(server, text);
 const nonDecreasing = (xs: readonly number[]) => xs.every((x, i) => i === 0 || x >= xs[i - 1]!);
 
@@ -123,7 +100,7 @@ async function errorsCounted(code: string): Promise<number> {
 describe('Pipecat’s CartesiaTTSService (WebSocket), replayed', () => {
   let report: PipecatWsReport;
   beforeAll(async () => {
-    report = await replay<PipecatWsReport>('pipecat_cartesia_ws.py', 'af_heart');
+    report = await replay<PipecatWsReport>('pipecat_cartesia_ws.py', server.http, 'af_heart');
   });
 
   it('keeps one socket through every turn: no reconnect, no unknown message, no message without context_id', () => {
@@ -166,7 +143,7 @@ describe('Pipecat’s CartesiaTTSService (WebSocket), replayed', () => {
 
 describe('Pipecat’s CartesiaHttpTTSService (/tts/bytes), replayed', () => {
   it('answers each sentence with raw PCM, no header, the same bytes as our own synthesis; an error as text', async () => {
-    const report = await replay<PipecatHttpReport>('pipecat_cartesia_http.py', 'af_heart');
+    const report = await replay<PipecatHttpReport>('pipecat_cartesia_http.py', server.http, 'af_heart');
     const texts = report.texts;
     expect(report.sentences).toHaveLength(texts.length);
     for (const [i, text] of texts.entries()) {
@@ -176,7 +153,7 @@ describe('Pipecat’s CartesiaHttpTTSService (/tts/bytes), replayed', () => {
         content_type: 'audio/pcm;rate=24000;encoding=s16le;channels=1',
         audio_bytes: pcm.length,
         riff: false,
-        sha256: sha256(pcm),
+        sha256: audioReport(pcm).sha256,
       });
     }
     // Pipecat's default voice is None: refused, and Pipecat shows the body.
@@ -191,7 +168,7 @@ describe('LiveKit’s Cartesia plugin, replayed', () => {
   let goneBefore: number;
   beforeAll(async () => {
     goneBefore = await errorsCounted('client_gone');
-    report = await replay<LiveKitReport>('livekit_cartesia.py');
+    report = await replay<LiveKitReport>('livekit_cartesia.py', server.http);
   });
 
   /** LiveKit aligns the words on the text it sent: put together, they are that text. */
@@ -252,7 +229,7 @@ describe('LiveKit’s Cartesia plugin, replayed', () => {
     expect(report.http).toEqual({
       audio_bytes: pcm.length,
       riff: false,
-      sha256: sha256(pcm),
+      sha256: audioReport(pcm).sha256,
       content_type: 'audio/pcm;rate=24000;encoding=s16le;channels=1',
     });
   });

@@ -8,58 +8,27 @@
  * the audio and in order, a barge-in must cut and say what was heard, and no message or line may
  * pass 64 KB.
  */
-import { execFile, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeStandinModelDir } from '../../scripts/lib/standin-model.ts';
-import { referencePcm, startServer, type TestServer } from './harness.ts';
-
-const run = promisify(execFile);
-const PYTHON = '/usr/bin/python3';
-const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/python/${name}`, import.meta.url));
+import { referencePcm, type TestServer } from './harness.ts';
+import { expectPythonModules, replay, slowServer } from './python-replay.ts';
 
 /** ElevenLabs' "Rachel" (af_heart), and LiveKit Python's default voice (af_bella). */
 const RACHEL = '21m00Tcm4TlvDq8ikWAM';
 
 let server: TestServer;
-let dir: string;
+let close: () => Promise<void>;
 beforeAll(async () => {
   // The Python clients are the subject: without Debian's modules the test fails, naming them.
-  for (const [module, pkg] of [
-    ['websockets', 'python3-websockets'],
-    ['aiohttp', 'python3-aiohttp'],
-  ] as const) {
-    const found = spawnSync(PYTHON, ['-c', `import ${module}`]).status === 0;
-    expect(
-      found,
-      `${PYTHON} cannot import ${module}: install Debian's ${pkg} (sh scripts/test-deps.sh)`,
-    ).toBe(true);
-  }
-  dir = mkdtempSync(join(tmpdir(), 'kokoro-python-elevenlabs-'));
+  expectPythonModules('websockets', 'aiohttp');
   // Timed words, and inference slow enough that a barge-in lands while the answer is being made.
-  await writeStandinModelDir(dir, {
+  ({ server, close } = await slowServer({
     repeat: 30,
     timestamps: true,
     voices: ['af_heart', 'af_bella'],
-    log: () => {},
-  });
-  server = await startServer({ KOKORO_MODEL_DIR: dir, WS_IDLE_TIMEOUT_S: '0' });
+    env: { WS_IDLE_TIMEOUT_S: '0' },
+  }));
 });
-afterAll(async () => {
-  await server?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
-
-/** Runs a replay (asynchronously: the server runs in this process) and returns its report. */
-async function replay(script: string, ...args: string[]): Promise<Record<string, unknown>> {
-  const { stdout, stderr } = await run(PYTHON, [fixture(script), ...args], { timeout: 120_000 });
-  expect(stderr).toBe('');
-  return JSON.parse(stdout) as Record<string, unknown>;
-}
+afterAll(() => close?.());
 
 /** Seconds of our own audio for these texts, each synthesized alone, at `rate`. */
 async function referenceSeconds(texts: readonly string[], rate: number, voice = 'af_heart'): Promise<number> {

@@ -34,23 +34,39 @@ export function expectPythonModules(...modules: (keyof typeof PACKAGES)[]): void
   }
 }
 
-/** Runs one replay against `base` (http://host:port) and returns its JSON report. */
-export async function replay(script: string, base: string): Promise<Record<string, unknown>> {
+/**
+ * Runs one replay (asynchronously: the server runs in this process) with its arguments, the
+ * server's base URL first, and returns its JSON report.
+ */
+export async function replay<Report = Record<string, unknown>>(
+  script: string,
+  ...args: string[]
+): Promise<Report> {
   const path = fileURLToPath(new URL(`../fixtures/python/${script}`, import.meta.url));
-  const { stdout, stderr } = await run(PYTHON, [path, base], { timeout: 120_000 });
+  const { stdout, stderr } = await run(PYTHON, [path, ...args], { timeout: 120_000 });
   expect(stderr).toBe('');
-  return JSON.parse(stdout) as Record<string, unknown>;
+  return JSON.parse(stdout) as Report;
 }
 
 /**
- * A server whose stand-in model takes about 100 ms a sentence (its graph repeated 20 times), so
- * that a long reply is still being synthesized when a client cuts it. Voices besides af_heart
- * come from kokoro-js, as on any server.
+ * A server whose stand-in model takes about 100 ms a sentence (its graph repeated 20 times, or
+ * `repeat`), so that a long reply is still being synthesized when a client cuts it; `timestamps`:
+ * a stand-in with durations. Voices besides those written come from kokoro-js, as on any server.
  */
-export async function slowServer(): Promise<{ server: TestServer; close(): Promise<void> }> {
+export async function slowServer({
+  repeat = 20,
+  timestamps = false,
+  voices = ['af_heart'],
+  env = {},
+}: {
+  repeat?: number;
+  timestamps?: boolean;
+  voices?: string[];
+  env?: Record<string, string>;
+} = {}): Promise<{ server: TestServer; close(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'kokoro-python-replay-'));
-  await writeStandinModelDir(dir, { repeat: 20, voices: ['af_heart'], log: () => {} });
-  const server = await startServer({ KOKORO_MODEL_DIR: dir });
+  await writeStandinModelDir(dir, { repeat, timestamps, voices, log: () => {} });
+  const server = await startServer({ KOKORO_MODEL_DIR: dir, ...env });
   return {
     server,
     async close() {
