@@ -1,5 +1,6 @@
 /** G.711 A-law: 8-bit companded telephony audio (raw bytes, no header), Europe's μ-law. */
-import type { EncoderOptions, StreamEncoder } from './encoder.ts';
+import type { EncoderOptions } from './encoder.ts';
+import { G711Encoder, decodeByTable, encodeByTable } from './g711.ts';
 
 /** Upper ends of the eight segments, on the magnitude shifted right by 3 (13 bits). */
 const SEGMENT_ENDS = [0x1f, 0x3f, 0x7f, 0xff, 0x1ff, 0x3ff, 0x7ff, 0xfff];
@@ -37,34 +38,15 @@ for (let b = 0; b < 256; b++) {
 }
 
 /** Encodes PCM16 samples as G.711 A-law bytes (one byte per sample). */
-export function encodeAlaw(pcm: Int16Array): Uint8Array {
-  const out = new Uint8Array(pcm.length);
-  for (let i = 0; i < pcm.length; i++) out[i] = ENCODE_TABLE[pcm[i]! + 32768]!;
-  return out;
-}
+export const encodeAlaw = (pcm: Int16Array): Uint8Array => encodeByTable(ENCODE_TABLE, pcm);
 
 /** Decodes G.711 A-law bytes to PCM16. */
-export function decodeAlaw(bytes: Uint8Array): Int16Array {
-  const out = new Int16Array(bytes.length);
-  for (let i = 0; i < bytes.length; i++) out[i] = DECODE_TABLE[bytes[i]!]!;
-  return out;
-}
+export const decodeAlaw = (bytes: Uint8Array): Int16Array => decodeByTable(DECODE_TABLE, bytes);
 
-/**
- * A-law as a StreamEncoder: raw bytes, no header, any sample rate. Every sample is its own unit,
- * so each push returns all of its input encoded.
- */
-export class AlawEncoder implements StreamEncoder {
+/** A-law as a StreamEncoder: raw bytes, no header, any sample rate. */
+export class AlawEncoder extends G711Encoder {
   /** The options are accepted for symmetry with the other encoders; A-law needs none. */
-  constructor(_options?: EncoderOptions) {}
-
-  push(pcm: Int16Array): Promise<Uint8Array> {
-    return Promise.resolve(encodeAlaw(pcm));
+  constructor(_options?: EncoderOptions) {
+    super(encodeAlaw);
   }
-
-  end(): Promise<Uint8Array> {
-    return Promise.resolve(new Uint8Array(0));
-  }
-
-  abort(): void {}
 }

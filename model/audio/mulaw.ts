@@ -1,5 +1,6 @@
 /** G.711 μ-law: 8-bit companded telephony audio (raw bytes, no header). */
-import type { EncoderOptions, StreamEncoder } from './encoder.ts';
+import type { EncoderOptions } from './encoder.ts';
+import { G711Encoder, decodeByTable, encodeByTable } from './g711.ts';
 
 const BIAS = 0x84;
 const CLIP = 32635;
@@ -34,34 +35,15 @@ for (let b = 0; b < 256; b++) {
 }
 
 /** Encodes PCM16 samples as G.711 μ-law bytes (one byte per sample). */
-export function encodeMulaw(pcm: Int16Array): Uint8Array {
-  const out = new Uint8Array(pcm.length);
-  for (let i = 0; i < pcm.length; i++) out[i] = ENCODE_TABLE[pcm[i]! + 32768]!;
-  return out;
-}
+export const encodeMulaw = (pcm: Int16Array): Uint8Array => encodeByTable(ENCODE_TABLE, pcm);
 
 /** Decodes G.711 μ-law bytes to PCM16 (the standard expansion, as ffmpeg and SoX do it). */
-export function decodeMulaw(bytes: Uint8Array): Int16Array {
-  const out = new Int16Array(bytes.length);
-  for (let i = 0; i < bytes.length; i++) out[i] = DECODE_TABLE[bytes[i]!]!;
-  return out;
-}
+export const decodeMulaw = (bytes: Uint8Array): Int16Array => decodeByTable(DECODE_TABLE, bytes);
 
-/**
- * μ-law as a StreamEncoder: raw bytes, no header, any sample rate (telephony uses 8000 Hz). Every
- * sample is its own unit, so each push returns all of its input encoded.
- */
-export class MulawEncoder implements StreamEncoder {
+/** μ-law as a StreamEncoder: raw bytes, no header, any sample rate (telephony uses 8000 Hz). */
+export class MulawEncoder extends G711Encoder {
   /** The options are accepted for symmetry with the other encoders; μ-law needs none. */
-  constructor(_options?: EncoderOptions) {}
-
-  push(pcm: Int16Array): Promise<Uint8Array> {
-    return Promise.resolve(encodeMulaw(pcm));
+  constructor(_options?: EncoderOptions) {
+    super(encodeMulaw);
   }
-
-  end(): Promise<Uint8Array> {
-    return Promise.resolve(new Uint8Array(0));
-  }
-
-  abort(): void {}
 }
