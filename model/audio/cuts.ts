@@ -79,6 +79,7 @@ export function audioCuts(format: AudioFormat, bytes: Uint8Array): AudioCuts {
     case 'wav': // PCM16 behind a 44-byte header: even offsets are between samples
       return everyUnit(2, bytes.length);
     case 'mulaw':
+    case 'alaw':
       return everyUnit(1, bytes.length);
     case 'mp3':
       return atOffsets(mp3Frames(bytes), bytes.length);

@@ -238,8 +238,10 @@ export class Segmenter {
         break;
       }
       case 'pause':
+        // The sentence before ends here even when the pause is skipped.
+        out.push(...this.flushSentence());
         this.#checkPause(event.ms);
-        out.push(...this.flushSentence(), { kind: 'pause', ms: event.ms });
+        out.push({ kind: 'pause', ms: event.ms });
         break;
       case 'mark':
         out.push(...this.flushSentence(), { kind: 'mark', name: event.name });

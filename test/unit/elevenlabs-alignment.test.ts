@@ -301,3 +301,17 @@ describe('audioPieces', () => {
     expect(pages.floor(found[3]! + 10)).toBe(found[3]);
   });
 });
+
+describe('audioCuts', () => {
+  it.each([
+    ['pcm', 2],
+    ['wav', 2],
+    ['mulaw', 1],
+    ['alaw', 1],
+  ] as const)('%s may be cut between any two samples (%i bytes each)', (format, unit) => {
+    const cuts = audioCuts(format, new Uint8Array(10));
+    expect(cuts.floor(5)).toBe(5 - (5 % unit));
+    expect(cuts.after(4)).toBe(4 + unit);
+    expect(cuts.after(9)).toBe(10);
+  });
+});

@@ -146,6 +146,11 @@ describe('Segmenter bounds: what a text makes, after its readings are applied', 
     expect(error).toMatchObject({ code: 'audio_too_long' });
   });
 
+  it('a skipped pause still ends the sentence before it', () => {
+    const { segments } = new Segmenter(bounded(1000, 1000)).read('One [pause:1s] two [pause:1s] three.');
+    expect(shown(segments)).toEqual(['af_heart@1: One', 'pause 1000', 'af_heart@1: two']);
+  });
+
   it('a streamed text: its readings may add the bound to what was written; a sentence past it is dropped and said', () => {
     const segmenter = new Segmenter(bounded(60, 1000, true));
     // Each sentence's two readings add 2 × 17 = 34 characters. A sentence is handed out once what

@@ -43,7 +43,7 @@ export interface TtsWordsEvent {
 export interface TtsPhoneme {
   /** Kokoro's symbol with the stress and length marks that belong to it (`ˈɛ`, `ɑː`); `" "` between words. */
   readonly phoneme: string;
-  /** One of the 15 Oculus Lipsync visemes (`sil`, `PP`, `FF`, `TH`, `DD`, `kk`, `CH`, `SS`, `nn`, `RR`, `aa`, `E`, `I`, `O`, `U`). */
+  /** One of the 15 Oculus Lipsync visemes (`sil`, `PP`, `FF`, `TH`, `DD`, `kk`, `CH`, `SS`, `nn`, `RR`, `aa`, `E`, `ih`, `oh`, `ou`, as `protocol/frames.ts` lists them). */
   readonly viseme: string;
   /** Seconds from the request's first audio sample. */
   readonly startS: number;
