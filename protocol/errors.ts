@@ -35,6 +35,15 @@ export const ERROR_CODES = {
 export type ErrorName = keyof typeof ERROR_CODES;
 export type ErrorCode = (typeof ERROR_CODES)[ErrorName]['code'];
 
+const STATUSES: ReadonlyMap<string, number> = new Map(
+  Object.values(ERROR_CODES).map((entry) => [entry.code, entry.status]),
+);
+
+/** The HTTP status a wire code stands for (the vendors' error frames carry it); 500 if unknown. */
+export function statusOfCode(code: string): number {
+  return STATUSES.get(code) ?? 500;
+}
+
 /** The body of a 4xx/5xx answer, and the `error` control frame. */
 export interface ErrorBody {
   type: 'error';

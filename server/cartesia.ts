@@ -16,7 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Engine, PhonemeTiming } from '../model/engine.ts';
-import { ERROR_CODES, type ErrorBody } from '../protocol/errors.ts';
+import { statusOfCode, type ErrorBody } from '../protocol/errors.ts';
 import { ttsError } from './errors.ts';
 import {
   contextIdOf,
@@ -110,7 +110,7 @@ export function cartesiaSpeed(fields: Record<string, unknown>): number | undefin
  * Cartesia's `max_buffer_delay_ms`: how long text that ends no sentence waits for more before it
  * is spoken (0: each piece is spoken as it arrives); Cartesia's default when absent.
  */
-export function cartesiaBufferDelay(value: unknown): number {
+function cartesiaBufferDelay(value: unknown): number {
   if (value === undefined || value === null) return BUFFER_DELAY_DEFAULT_MS;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > BUFFER_DELAY_MAX_MS) {
     throw invalid(
@@ -301,12 +301,7 @@ export function cartesiaDialect(engine: Engine): SessionDialect {
     // A cancel's answer (Cartesia sends none; clients that stopped reading the context skip it).
     contextClosed: (context, _cancelled, heard) =>
       done(context, { cancelled: true, ...(heard ? { heard } : {}) }),
-    error: (body, context) => cartesiaError(body, statusOf(body), context),
+    error: (body, context) => cartesiaError(body, statusOfCode(body.code), context),
     defaults: {},
   };
-}
-
-/** The HTTP status a code stands for (the error frame's `status_code`). */
-function statusOf(body: ErrorBody): number {
-  return Object.values(ERROR_CODES).find((entry) => entry.code === body.code)?.status ?? 400;
 }

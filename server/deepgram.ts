@@ -15,7 +15,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Engine, RunFigures } from '../model/engine.ts';
-import { ERROR_CODES, type ErrorBody } from '../protocol/errors.ts';
+import { statusOfCode, type ErrorBody } from '../protocol/errors.ts';
 import { FORMATS, type AudioFormat } from '../protocol/formats.ts';
 import { SPEED_MAX, SPEED_MIN, codePointLength, refuseControlChars } from '../protocol/request.ts';
 import type { Config } from './config.ts';
@@ -293,15 +293,12 @@ function fluxDialect({ voice, warnings, defaults }: SessionOptions): SessionDial
     // Flux's Error is a failure of the server's (LiveKit's TTSv2 raises, ending the stream at once);
     // what the client sent is a Warning, as on v1.
     error: (body: ErrorBody) =>
-      statusOf(body.code) >= 500
+      statusOfCode(body.code) >= 500
         ? { type: 'Error', code: body.code, description: body.message }
         : deepgramWarning(body.code, body.message),
     defaults,
   };
 }
-
-const statusOf = (code: string): number =>
-  Object.values(ERROR_CODES).find((e) => e.code === code)?.status ?? 500;
 
 const TYPES = {
   1: ['speak', 'flush', 'clear', 'keepalive', 'close'],

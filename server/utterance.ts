@@ -18,7 +18,7 @@ export interface UtteranceLimits {
 }
 
 /** What a pause or a mark counts for in the buffer's bound: about what its markup takes to write. */
-export const QUIET_SEGMENT_BYTES = 16;
+const QUIET_SEGMENT_BYTES = 16;
 
 /**
  * What a segment counts for in the buffer's bound, in UTF-8 bytes: what its sentence speaks
@@ -107,7 +107,10 @@ export class Utterance implements AsyncIterable<Segment> {
       );
     }
     this.#chars += chars;
-    if (text !== '') this.#tail = (this.#tail + text).slice(-TAIL_CHARS);
+    // Only the last few characters are kept: no copy of a long append.
+    if (text !== '')
+      this.#tail =
+        text.length >= TAIL_CHARS ? text.slice(-TAIL_CHARS) : (this.#tail + text).slice(-TAIL_CHARS);
     // A construct that cannot be spoken is skipped, the rest of the append spoken, and the error
     // sent; the utterance goes on.
     const { segments, error } = this.#segmenter.read(text);

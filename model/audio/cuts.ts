@@ -4,7 +4,7 @@
  * dialect that must send audio in pieces smaller than the encoder's (ElevenLabs', whose messages
  * stay under 64 KB) cuts there.
  */
-import type { AudioFormat } from '../../protocol/formats.ts';
+import { bytesPerSample, type AudioFormat } from '../../protocol/formats.ts';
 import { parseMp3FrameHeader } from './mp3.ts';
 
 /** The offsets of one encoder output where a piece may begin or end. */
@@ -75,17 +75,16 @@ function oggPages(bytes: Uint8Array): number[] {
  */
 export function audioCuts(format: AudioFormat, bytes: Uint8Array): AudioCuts {
   switch (format) {
-    case 'pcm':
     case 'wav': // PCM16 behind a 44-byte header: even offsets are between samples
       return everyUnit(2, bytes.length);
-    case 'mulaw':
-    case 'alaw':
-      return everyUnit(1, bytes.length);
     case 'mp3':
       return atOffsets(mp3Frames(bytes), bytes.length);
     case 'opus':
       return atOffsets(oggPages(bytes), bytes.length);
-    default:
-      return atOffsets([], bytes.length);
+    default: {
+      // Formats whose bytes count their samples (PCM, G.711) are cut between any two.
+      const unit = bytesPerSample(format);
+      return unit > 0 ? everyUnit(unit, bytes.length) : atOffsets([], bytes.length);
+    }
   }
 }
