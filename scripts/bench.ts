@@ -1,7 +1,7 @@
 /**
  * The benchmarks: `npm run bench -- <case> [flags]` runs one case of scripts/bench/ through the
  * runner (scripts/lib/bench-runner.ts), writes docs/bench/<case>.json and .md, and with --readme the
- * case's README block. `--list` lists the cases, `<case> --help` says what one measures.
+ * case's block in the docs/ page that holds its markers (docs/performance.md and its neighbours). `--list` lists the cases, `<case> --help` says what one measures.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -10,7 +10,7 @@ import { helpText, parseBenchArgs } from './lib/bench-cli.ts';
 import { renderResult, runCase } from './lib/bench-runner.ts';
 import { UsageError, runMain } from './lib/cli.ts';
 import { projectPath } from './lib/paths.ts';
-import { writeReadmeBlock } from './lib/readme.ts';
+import { writeDocBlock } from './lib/doc-blocks.ts';
 
 export async function main(argv: readonly string[]): Promise<number> {
   let command;
@@ -36,7 +36,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   mkdirSync(dirname(json), { recursive: true });
   writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);
   writeFileSync(json.replace(/(\.json)?$/, '.md'), `${md}\n`);
-  if (settings.readme) writeReadmeBlock(c.block?.(settings) ?? `bench:${c.name}`, md);
+  if (settings.readme) writeDocBlock(c.block?.(settings) ?? `bench:${c.name}`, md);
   process.stdout.write(`${md}\n`);
   return 0;
 }

@@ -187,7 +187,7 @@ export const MALLOC_PIN = bool({
   key: undefined,
   default: true,
   description:
-    "the server re-executes itself once at startup with glibc's mmap threshold pinned (`MALLOC_MMAP_THRESHOLD_`), so large freed blocks go back to the kernel (see [Memory after a burst](#memory-after-a-burst)); `false` leaves glibc's moving threshold alone; a `MALLOC_MMAP_THRESHOLD_` you set is kept",
+    "the server re-executes itself once at startup with glibc's mmap threshold pinned (`MALLOC_MMAP_THRESHOLD_`), so large freed blocks go back to the kernel (see [Memory after a burst](performance.md#memory-after-a-burst)); `false` leaves glibc's moving threshold alone; a `MALLOC_MMAP_THRESHOLD_` you set is kept",
 });
 
 const ALL_LANGUAGES = (['a', 'b', 'e', 'f', 'h', 'i', 'j', 'p', 'z'] as const).filter((l) =>
@@ -213,7 +213,7 @@ const TABLE = [
     name: 'KOKORO_MODEL_DIR',
     key: 'modelDir',
     default: '/opt/ml/model',
-    description: "model directory, SageMaker's mount by default (see [Real model](#real-model))",
+    description: "model directory, SageMaker's mount by default (see [Real model](../README.md#real-model))",
   }),
   oneOf({
     name: 'KOKORO_DTYPE',
@@ -227,7 +227,8 @@ const TABLE = [
     key: 'device',
     values: ['auto', 'cuda', 'cpu'],
     default: 'auto',
-    description: '`auto`: CUDA if it starts, else CPU with a warning; `cuda`: CUDA or fail (see [GPU](#gpu))',
+    description:
+      '`auto`: CUDA if it starts, else CPU with a warning; `cuda`: CUDA or fail (see [GPU](deploy.md#gpu))',
   }),
   custom({
     name: 'KOKORO_WARMUP_LENGTHS',
@@ -242,7 +243,7 @@ const TABLE = [
     format: (setting: WarmupSetting) =>
       setting === 'auto' ? 'auto' : setting.length === 0 ? 'none' : setting.join(','),
     description:
-      'input lengths (phoneme ids, 1–510, comma-separated) each worker runs twice before `/ping` says 200; `auto`: 8 to 510 in ten steps on CUDA, none on CPU; `none` (see [GPU](#gpu))',
+      'input lengths (phoneme ids, 1–510, comma-separated) each worker runs twice before `/ping` says 200; `auto`: 8 to 510 in ten steps on CUDA, none on CPU; `none` (see [GPU](deploy.md#gpu))',
   }),
   custom({
     name: 'KOKORO_WARM_LANGUAGES',
@@ -251,7 +252,7 @@ const TABLE = [
     parse: parseWarmLanguages,
     format: (langs) => langs.join(','),
     description:
-      "languages every worker loads and warms before `/ping` says 200, as Kokoro's letters or tags (`a,b,e`, `es,fr-FR`) or `all`; any other supported language loads in a worker at its first sentence there (see [Languages](#languages))",
+      "languages every worker loads and warms before `/ping` says 200, as Kokoro's letters or tags (`a,b,e`, `es,fr-FR`) or `all`; any other supported language loads in a worker at its first sentence there (see [Languages](languages.md#languages))",
   }),
   int({
     name: 'KOKORO_WORKERS',
@@ -290,28 +291,28 @@ const TABLE = [
     max: 600_000,
     default: 50,
     description:
-      "a lone sentence goes to the solo session only if one pool session would take at least this many milliseconds over it (estimated per character of text from each worker's warm-up run, then from the sentences the pool runs); below that, waking every core's threads costs more than it wins ([docs/experiments.md](docs/experiments.md#the-solo-session)). `0`: every lone sentence",
+      "a lone sentence goes to the solo session only if one pool session would take at least this many milliseconds over it (estimated per character of text from each worker's warm-up run, then from the sentences the pool runs); below that, waking every core's threads costs more than it wins ([docs/experiments.md](experiments.md#the-solo-session)). `0`: every lone sentence",
   }),
   bool({
     name: 'KOKORO_ORT_SPINNING',
     key: 'ortSpinning',
     default: false,
     description:
-      "let ONNX Runtime's pool threads spin after each run (its own default); off, because spinning threads take the cores the server's other threads need and slow each chunk's hand-off (see [Performance](#performance))",
+      "let ONNX Runtime's pool threads spin after each run (its own default); off, because spinning threads take the cores the server's other threads need and slow each chunk's hand-off (see [Performance](performance.md))",
   }),
   bool({
     name: 'KOKORO_ORT_CPU_ARENA',
     key: 'ortCpuArena',
     default: false,
     description:
-      "ONNX Runtime's CPU memory arena (its own default); off, because the arena grows to the largest input a session has run and never gives the memory back (see [Memory after a burst](#memory-after-a-burst))",
+      "ONNX Runtime's CPU memory arena (its own default); off, because the arena grows to the largest input a session has run and never gives the memory back (see [Memory after a burst](performance.md#memory-after-a-burst))",
   }),
   bool({
     name: 'KOKORO_ORT_TELEMETRY',
     key: 'ortTelemetry',
     default: false,
     description:
-      "leave ONNX Runtime's telemetry on (Microsoft's event uploader, see [Privacy](#privacy)); off unless set, whatever `ORT_DISABLE_TELEMETRY` says",
+      "leave ONNX Runtime's telemetry on (Microsoft's event uploader, see [Privacy](deploy.md#privacy)); off unless set, whatever `ORT_DISABLE_TELEMETRY` says",
   }),
   MALLOC_PIN,
   text({
@@ -326,7 +327,7 @@ const TABLE = [
     key: 'pronunciationsFile',
     default: undefined,
     description:
-      "a pronunciation dictionary, JSON or PLS ([docs/protocol.md](docs/protocol.md#pronunciation-dictionaries)), read at startup: every text in its languages is read through it (a request's `pronunciations` over it); a problem in it stops the server with its line",
+      "a pronunciation dictionary, JSON or PLS ([docs/protocol.md](protocol.md#pronunciation-dictionaries)), read at startup: every text in its languages is read through it (a request's `pronunciations` over it); a problem in it stops the server with its line",
   }),
   int({
     name: 'MAX_PAUSE_S',
@@ -507,7 +508,7 @@ const TABLE = [
     max: 60_000,
     default: 250,
     description:
-      "a whole text's first sentence is cut at a clause mark (as `FIRST_CHUNK_MIN_CHARS` says) only when synthesizing it whole would take longer than this on one pool session, estimated per character from the pool's own runs: where the model is fast enough the first sentence stays whole, with no seam ([docs/experiments.md](docs/experiments.md#the-first-chunk-budget)). Streamed text, whose first sentence is not known ahead, is cut at a clause mark only once the text before it would already take longer than the budget (and holds `FIRST_CHUNK_MIN_CHARS`). `0`: always cut",
+      "a whole text's first sentence is cut at a clause mark (as `FIRST_CHUNK_MIN_CHARS` says) only when synthesizing it whole would take longer than this on one pool session, estimated per character from the pool's own runs: where the model is fast enough the first sentence stays whole, with no seam ([docs/experiments.md](experiments.md#the-first-chunk-budget)). Streamed text, whose first sentence is not known ahead, is cut at a clause mark only once the text before it would already take longer than the budget (and holds `FIRST_CHUNK_MIN_CHARS`). `0`: always cut",
   }),
   int({
     name: 'LOOKAHEAD_SENTENCES',
@@ -524,7 +525,7 @@ const TABLE = [
     values: ['deadline', 'fifo'],
     default: 'deadline',
     description:
-      "the order in which waiting sentences get a worker ([docs/architecture.md](docs/architecture.md#where-scheduling-is-decided)). `deadline`: by when each one's listener needs it (a request's first sentence at once; a later one when the audio already sent for its request will have played out), so a new request's first sentence goes before a request with seconds of audio buffered; `fifo`: the policy before it, every request's next sentence first come first served, kept to compare against (`npm run bench -- loaded`)",
+      "the order in which waiting sentences get a worker ([docs/architecture.md](architecture.md#where-scheduling-is-decided)). `deadline`: by when each one's listener needs it (a request's first sentence at once; a later one when the audio already sent for its request will have played out), so a new request's first sentence goes before a request with seconds of audio buffered; `fifo`: the policy before it, every request's next sentence first come first served, kept to compare against (`npm run bench -- loaded`)",
   }),
   int({
     name: 'MAX_FIRST_AUDIO_MS',
@@ -558,7 +559,7 @@ const TABLE = [
     max: 100_000,
     default: 256,
     description:
-      "streaming POSTs (`/invocations` and `/v1/audio/speech`) in flight at once, set from the autoscaling plan's Q_max (see [Autoscaling](#autoscaling)); more are refused at once with 503 `busy` and `Retry-After: 1`",
+      "streaming POSTs (`/invocations` and `/v1/audio/speech`) in flight at once, set from the autoscaling plan's Q_max (see [Autoscaling](deploy.md#autoscaling)); more are refused at once with 503 `busy` and `Retry-After: 1`",
   }),
   int({
     name: 'PHONEMIZE_MAX_QUEUED',
@@ -595,7 +596,7 @@ const TABLE = [
     name: 'WEB_PAGE',
     key: 'webPage',
     default: true,
-    description: 'serve the [browser page](#browser-page) at `GET /` (`false` in both images)',
+    description: 'serve the [browser page](../README.md#browser-page) at `GET /` (`false` in both images)',
   }),
   int({
     name: 'SHUTDOWN_GRACE_S',
@@ -619,7 +620,7 @@ const TABLE = [
     default: false,
     note: '`true` in the images',
     description:
-      'per-instance metrics as CloudWatch Embedded Metric Format lines on stdout (see [Autoscaling](#autoscaling))',
+      'per-instance metrics as CloudWatch Embedded Metric Format lines on stdout (see [Autoscaling](deploy.md#autoscaling))',
   }),
   custom({
     name: 'METRICS_EMF_NAMESPACE',

@@ -31,7 +31,10 @@ export const COMMON_FLAGS: Readonly<Record<string, Flag>> = {
     kind: 'string',
     help: 'the JSON file (default docs/bench/<case>.json); the Markdown goes beside it',
   },
-  readme: { kind: 'boolean', help: 'also write the tables into README.md between the case’s markers' },
+  readme: {
+    kind: 'boolean',
+    help: 'also write the tables into the docs/ page that holds the case’s markers (docs/performance.md, …)',
+  },
 };
 
 export type Command =

@@ -3,7 +3,7 @@
  * the trials, the measures it takes, its flags — and one function that measures a trial; this runs
  * it: generates the stand-ins, starts and stops each server in turn (alternating the order between
  * trials), warms it up, takes the 1-minute load average with each figure, and renders every table
- * the same way for docs/bench/ and the README.
+ * the same way for docs/bench/ and the pages under docs/ (docs/performance.md and its neighbours).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -112,7 +112,7 @@ export interface Case {
   readonly warm?: readonly string[];
   /** Whether the settings name a target other than a started server (no server is started then). */
   readonly external?: (s: Settings) => boolean;
-  /** The README block (default `bench:<name>`) and the JSON file (default `<name>.json`). */
+  /** The block in docs/ (default `bench:<name>`) and the JSON file (default `<name>.json`). */
   readonly block?: (s: Settings) => string;
   readonly file?: (s: Settings) => string;
   /** Turns a model directory into the one the servers load (the kokoro-js folder), inside `tmp`. */
@@ -148,7 +148,7 @@ export type BenchResult = Readonly<Record<string, unknown>> & {
   readonly measured_at: string;
   readonly machine: Machine;
   readonly load1: { readonly start: number; readonly end: number };
-  /** Where the files went and whether the README was written are not part of what was measured. */
+  /** Where the files went and whether the docs were written are not part of what was measured. */
   readonly settings: Omit<Settings, 'out' | 'readme'>;
   readonly measures: Readonly<Record<string, string>>;
   readonly figures: readonly Figure[];

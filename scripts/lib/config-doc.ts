@@ -1,11 +1,11 @@
-/** The README's configuration table, written from the settings table (server/settings.ts). */
+/** The configuration table of docs/configuration.md, written from the settings table (server/settings.ts). */
 import { formatValue, isComputed, type Setting } from '../../server/setting-kinds.ts';
 import { SETTINGS, type Config } from '../../server/settings.ts';
 import { markdownTable } from './stats.ts';
 
 const code = (text: string): string => `\`${text}\``;
 
-/** The default as the README shows it: the rule when it is computed, `unset` when there is none. */
+/** The default as docs/configuration.md shows it: the rule when it is computed, `unset` when there is none. */
 export function defaultCell(setting: Setting<Config>): string {
   const shown = isComputed(setting.default)
     ? setting.default.doc

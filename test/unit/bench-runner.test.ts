@@ -14,6 +14,7 @@ import {
   type Settings,
 } from '../../scripts/lib/bench-runner.ts';
 import { UsageError } from '../../scripts/lib/cli.ts';
+import { pagesWithBlock, writeDocBlock } from '../../scripts/lib/doc-blocks.ts';
 import { quantile, replaceBlock } from '../../scripts/lib/stats.ts';
 
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
@@ -51,10 +52,26 @@ describe('the case table', () => {
     },
   );
 
-  it.each(CASES.map((c) => [c.name, c] as const))('%s: its README block exists', (_, c) => {
-    const block = c.block?.(settingsOf(c)) ?? `bench:${c.name}`;
-    expect(README).toContain(`<!-- ${block} -->`);
-    expect(README).toContain(`<!-- /${block} -->`);
+  it.each(CASES.map((c) => [c.name, c] as const))(
+    '%s: its block is in exactly one page under docs/, where --readme writes it',
+    (_, c) => {
+      const block = c.block?.(settingsOf(c)) ?? `bench:${c.name}`;
+      const pages = pagesWithBlock(block);
+      expect(pages, `pages holding <!-- ${block} -->`).toHaveLength(1);
+      const page = readFileSync(new URL(`../../${pages[0]}`, import.meta.url), 'utf8');
+      expect(page.indexOf(`<!-- /${block} -->`)).toBeGreaterThan(page.indexOf(`<!-- ${block} -->`));
+      // The README is a front door: no generated figures there.
+      expect(README).not.toContain(`<!-- ${block} -->`);
+    },
+  );
+
+  it('--readme writes a block only into the one page under docs/ that holds it', () => {
+    expect(() => writeDocBlock('bench:no-such-case', 'x')).toThrow(
+      /no page under docs\/ holds <!-- bench:no-such-case -->/,
+    );
+    expect(pagesWithBlock('config', ['README.md', 'docs/configuration.md'])).toEqual([
+      'docs/configuration.md',
+    ]);
   });
 
   it('--help of each case names its measures and flags; --list names every case', () => {
