@@ -21,7 +21,7 @@ import { detectEngine, engineRun, engineStream, type Engine, type EngineName } f
 import { PROJECT_ROOT, projectPath } from './lib/paths.ts';
 import { freePort } from './lib/server-process.ts';
 
-const USAGE = `Builds the cpu image and tests it (see the README, "The image test").
+const USAGE = `Builds the cpu image and tests it (see docs/deploy.md, "The image test").
 
   --engine docker|podman   the engine (default: docker when its engine answers, else podman)
   --node-image IMAGE       the base image (default: the Dockerfile's NODE_IMAGE)
