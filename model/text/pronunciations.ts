@@ -7,9 +7,10 @@
  * Pure: the caller reads the file and passes its contents. A matcher is plain data (objects and
  * Maps), so it crosses to a worker by structured clone.
  */
-import { LANGUAGES, type LanguageCode } from '../kokoro/constants.ts';
+import type { LanguageCode } from '../kokoro/constants.ts';
 import { describeValue, ttsError } from '../../protocol/errors.ts';
 import { foreignPhonemeSymbols, ipaToKokoro } from './ipa.ts';
+import { REGISTRY, SERVED_LANGUAGES, isSupportedLanguage, languageOf } from './languages/index.ts';
 import type { SpeechPart } from './parts.ts';
 
 export const MAX_WORD_CHARS = 100;
@@ -178,9 +179,8 @@ export function parsePronunciationFile(content: string, fileName: string): Pronu
   return file.result();
 }
 
-const isLanguageKey = (key: string): key is PronunciationLanguage =>
-  key === '*' || Object.hasOwn(LANGUAGES, key);
-const LANGUAGE_KEYS = `${Object.keys(LANGUAGES).join(', ')} or *`;
+const isLanguageKey = (key: string): key is PronunciationLanguage => key === '*' || isSupportedLanguage(key);
+const LANGUAGE_KEYS = `${SERVED_LANGUAGES.join(', ')} or *`;
 
 function parseJsonFile(text: string, file: FileEntries): void {
   const root = readJson(text, (line, column, message) => file.fail(line, message, column));
@@ -208,20 +208,6 @@ function parseJsonFile(text: string, file: FileEntries): void {
   }
 }
 
-// prettier-ignore
-const PLS_LANGUAGES: Readonly<Record<string, LanguageCode>> = {
-  en: 'a', 'en-us': 'a', 'en-gb': 'b', es: 'e', fr: 'f', hi: 'h', it: 'i', ja: 'j', pt: 'p', 'pt-br': 'p', zh: 'z', cmn: 'z',
-};
-
-/** PLS's `xml:lang` → Kokoro's language: English of the US or GB, Portuguese of Brazil, any other region. */
-function plsLanguage(tag: string): LanguageCode | undefined {
-  const lower = tag.toLowerCase();
-  const primary = /^(en|pt)-/.test(lower) ? lower : lower.split('-')[0]!;
-  const key = [lower, primary].find((k) => Object.hasOwn(PLS_LANGUAGES, k));
-  return key === undefined ? undefined : PLS_LANGUAGES[key];
-}
-
-const PLS_NAMES = 'en-US, en-GB, es, fr, hi, it, ja, pt-BR or zh';
 const LEXEME_CHILDREN = new Set(['grapheme', 'phoneme', 'alias', 'example']);
 const localName = (name: string): string => name.slice(name.indexOf(':') + 1);
 
@@ -236,9 +222,12 @@ function parsePls(text: string, file: FileEntries): void {
   if (localName(root.name) !== 'lexicon')
     throw file.fail(root.line, `the root element should be <lexicon>, not <${root.name}>`);
   const tag = root.attrs.get('xml:lang');
-  const lang = tag === undefined ? undefined : plsLanguage(tag);
+  const lang = tag === undefined ? undefined : REGISTRY.parsePls(tag);
   if (lang === undefined)
-    throw file.fail(root.line, `<lexicon> needs xml:lang ${PLS_NAMES}; got ${tag ? quote(tag) : 'none'}`);
+    throw file.fail(
+      root.line,
+      `<lexicon> needs xml:lang ${REGISTRY.plsNames}; got ${tag ? quote(tag) : 'none'}`,
+    );
   const seen = new Set<string>();
   for (const lexeme of root.children) {
     const kind = localName(lexeme.name);
@@ -305,8 +294,8 @@ export function parseRequestPronunciations(value: unknown, lang: LanguageCode): 
   return compilePronunciations({ [lang]: entries }, lang, 'request');
 }
 
-/** Japanese and Mandarin are written without spaces: their entries match inside longer runs. */
-const isSpaced = (lang: LanguageCode): boolean => lang !== 'j' && lang !== 'z';
+/** Languages written without spaces (Japanese, Mandarin): their entries match inside longer runs. */
+const isSpaced = (lang: LanguageCode): boolean => languageOf(lang).spaced;
 
 const SPACED_TOKENS = /[\p{L}\p{N}\p{M}]+|\s+|[^]/gu;
 const UNSPACED_TOKENS = /\s+|[^]/gu;
