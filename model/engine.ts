@@ -49,7 +49,7 @@ import {
   mergePronunciations,
   parsePronunciationFile,
   type PronunciationMatcher,
-} from './text/pronunciations.ts';
+} from './text/pronunciations/index.ts';
 import { frontEndName as frontEndOf } from './text/phonemes.ts';
 import { languageName, languageTag, voiceLanguages } from './text/languages/index.ts';
 
@@ -124,7 +124,7 @@ export interface EngineOptions {
    */
   readonly firstChunkBudgetMs?: number;
   /**
-   * A pronunciation dictionary file (JSON or PLS, see text/pronunciations.ts), read and checked
+   * A pronunciation dictionary file (JSON or PLS, see text/pronunciations/), read and checked
    * when the engine starts: every sentence of every language is read through it.
    */
   readonly pronunciationsFile?: string;
@@ -557,8 +557,8 @@ export { IncrementalSentenceChunker } from './text/sentences.ts';
 export type { Segment, Segmenter } from './synthesis/script.ts';
 export { spokenText } from './text/parts.ts';
 export type { MarkupMode } from './text/markup.ts';
-export type { PronunciationMatcher } from './text/pronunciations.ts';
-export { parseRequestPronunciations } from './text/pronunciations.ts';
+export type { PronunciationMatcher } from './text/pronunciations/index.ts';
+export { parseRequestPronunciations } from './text/pronunciations/index.ts';
 export { foreignPhonemeSymbols } from './text/ipa.ts';
 export type { NormalizationOptions } from './text/normalization-options.ts';
 export { parseNormalizationOptions } from './text/normalization-options.ts';
