@@ -19,7 +19,7 @@ import type { WarmupSetting, WarmupStep } from './inference/warmup.ts';
 import type { PolicyName } from './inference/dispatch.ts';
 import type { PhonemizeInput, WorkerInit } from './inference/messages.ts';
 import { WorkerPool, type PoolEvents } from './inference/worker-pool.ts';
-import { LANGUAGES, LANGUAGE_TAGS, SAMPLE_RATE, type Dtype, type LanguageCode } from './kokoro/constants.ts';
+import { SAMPLE_RATE, type Dtype, type LanguageCode } from './kokoro/constants.ts';
 import { locateModel, type ModelFiles } from './kokoro/model-dir.ts';
 import { VoiceCatalog, type ResolvedVoice } from './kokoro/voices.ts';
 import { sentenceJob, type SynthesisRequest } from './synthesis/request.ts';
@@ -49,8 +49,9 @@ import {
   mergePronunciations,
   parsePronunciationFile,
   type PronunciationMatcher,
-} from './text/pronunciations.ts';
-import { frontEndName as frontEndOf, isSupportedLanguage } from './text/phonemes.ts';
+} from './text/pronunciations/index.ts';
+import { frontEndName as frontEndOf } from './text/phonemes.ts';
+import { languageName, languageTag, voiceLanguages } from './text/languages/index.ts';
 
 /** Sentences computed ahead of the one a listener waits for, unless configured. */
 export const DEFAULT_LOOKAHEAD = 2;
@@ -123,7 +124,7 @@ export interface EngineOptions {
    */
   readonly firstChunkBudgetMs?: number;
   /**
-   * A pronunciation dictionary file (JSON or PLS, see text/pronunciations.ts), read and checked
+   * A pronunciation dictionary file (JSON or PLS, see text/pronunciations/), read and checked
    * when the engine starts: every sentence of every language is read through it.
    */
   readonly pronunciationsFile?: string;
@@ -288,7 +289,7 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
   const telemetry = applyOrtTelemetry(options.ortTelemetry ?? false);
   const files = locateModel(options.modelDir, options.dtype);
   const lexiconDir = options.lexiconDir ?? join(options.modelDir, 'misaki');
-  const voices = new VoiceCatalog(files.voiceDirs, (lang) => isSupportedLanguage(lang));
+  const voices = new VoiceCatalog(files.voiceDirs, voiceLanguages());
   const pool = await WorkerPool.create(
     workerInit(options, files, lexiconDir, voices.resolve(options.defaultVoice)),
     {
@@ -527,7 +528,7 @@ function engineInfo(
     warmupMs,
     warmupLadder: ladder,
     voices: voices.ids.length,
-    languages: voices.languages.map((code) => ({ code, tag: LANGUAGE_TAGS[code], name: LANGUAGES[code] })),
+    languages: voices.languages.map((code) => ({ code, tag: languageTag(code), name: languageName(code) })),
     formats,
     capabilities: { timestamps: contract.durations !== undefined },
     telemetry,
@@ -541,8 +542,14 @@ export type { AudioChunk, OutputFormat, RunFigures, SynthesisRun } from './synth
 export type { WordTiming } from './text/alignment.ts';
 export type { PhonemeTiming } from './text/phoneme-timing.ts';
 export { audioCuts, type AudioCuts } from './audio/cuts.ts';
-export { DTYPE_FILES, type Dtype, type LanguageCode, parseLanguage } from './kokoro/constants.ts';
-export { isSupportedLanguage } from './text/phonemes.ts';
+export { DTYPE_FILES, type Dtype, type LanguageCode } from './kokoro/constants.ts';
+export {
+  LANGUAGE_FACTS,
+  SERVED_LANGUAGES,
+  isSupportedLanguage,
+  parseLanguage,
+  type LanguageFacts,
+} from './text/languages/index.ts';
 export { KOKORO_VOCAB } from './text/tokens.ts';
 export { ModelDirError, locateModel } from './kokoro/model-dir.ts';
 export type { ResolvedVoice, VoiceFacts } from './kokoro/voices.ts';
@@ -550,8 +557,8 @@ export { IncrementalSentenceChunker } from './text/sentences.ts';
 export type { Segment, Segmenter } from './synthesis/script.ts';
 export { spokenText } from './text/parts.ts';
 export type { MarkupMode } from './text/markup.ts';
-export type { PronunciationMatcher } from './text/pronunciations.ts';
-export { parseRequestPronunciations } from './text/pronunciations.ts';
+export type { PronunciationMatcher } from './text/pronunciations/index.ts';
+export { parseRequestPronunciations } from './text/pronunciations/index.ts';
 export { foreignPhonemeSymbols } from './text/ipa.ts';
 export type { NormalizationOptions } from './text/normalization-options.ts';
 export { parseNormalizationOptions } from './text/normalization-options.ts';

@@ -8,7 +8,8 @@
  * misaki's English lexicons come too, into `<out>/misaki/` (model/kokoro/lexicon-download.ts).
  */
 import path from 'node:path';
-import { DTYPE_FILES, LANGUAGES, VOICE_IDS, type Dtype } from '../model/kokoro/constants.ts';
+import { DTYPE_FILES, VOICE_IDS, type Dtype } from '../model/kokoro/constants.ts';
+import { LANGUAGE_FACTS } from '../model/text/languages/index.ts';
 import {
   DEFAULT_BASE_URL,
   DEFAULT_REPO,
@@ -113,12 +114,10 @@ export function helpText(): string {
   const dtypes = Object.entries(DTYPE_FILES)
     .map(([dtype, file]) => `    ${dtype.padEnd(6)} onnx/${file}`)
     .join('\n');
-  const voices = Object.entries(LANGUAGES)
-    .map(([code, language]) => {
-      const ids = VOICE_IDS.filter((id) => id.startsWith(code));
-      return `    ${`${language}:`.padEnd(22)} ${ids.join(' ')}`;
-    })
-    .join('\n');
+  const voices = LANGUAGE_FACTS.map(({ code, name: language }) => {
+    const ids = VOICE_IDS.filter((id) => id.startsWith(code));
+    return `    ${`${language}:`.padEnd(22)} ${ids.join(' ')}`;
+  }).join('\n');
   return `Download the Kokoro-82M v1.0 ONNX model (${DEFAULT_REPO}) for the server.
 
 Usage: npm run fetch-model -- [options]

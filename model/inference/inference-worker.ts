@@ -5,7 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { floatToPcm16 } from '../audio/pcm.ts';
-import { normalizeFor } from '../text/normalize-intl.ts';
+import { languageOf, normalizeFor } from '../text/languages/index.ts';
 import { KokoroSession } from './ort-session.ts';
 import { configureEnglish, frontEndName, phonemize, warmUpPhonemizer } from '../text/phonemes.ts';
 import { filterToVocab, padIds, phonemesToIds, splitPhonemes } from '../text/tokens.ts';
@@ -78,7 +78,7 @@ type FrontEndInput = Pick<SentenceJob, 'text' | 'lang' | 'phonemes' | 'parts' | 
 async function sentencePhonemes({ text, lang, parts, normalization }: FrontEndInput): Promise<string> {
   const normalize = (s: string) => normalizeFor(s, lang, normalization);
   if (!parts) return phonemize(normalize(text), lang);
-  const english = lang === 'a' || lang === 'b';
+  const readsStress = languageOf(lang).readsStressMarkup;
   let out = '';
   let run = '';
   const endRun = async () => {
@@ -90,8 +90,8 @@ async function sentencePhonemes({ text, lang, parts, normalization }: FrontEndIn
       await endRun();
       out = joinPhonemes(out, part.phonemes);
     } else if (isAliasPart(part)) run += normalize(part.spoken);
-    // misaki's markdown, read by the English G2P itself; other languages read the word.
-    else if (isStressPart(part)) run += english ? `[${part.text.trim()}](${part.stress})` : part.text;
+    // misaki's markdown, read by a G2P that reads it (English's); other languages read the word.
+    else if (isStressPart(part)) run += readsStress ? `[${part.text.trim()}](${part.stress})` : part.text;
     else run += keepEdges(part.text, normalize);
   }
   await endRun();

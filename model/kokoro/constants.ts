@@ -26,56 +26,12 @@ export const MAX_PHONEME_IDS = 510;
  */
 export const DURATION_FRAME_SAMPLES = 600;
 
-/** Kokoro's language codes: the first letter of a voice id. */
-export const LANGUAGES = {
-  a: 'American English',
-  b: 'British English',
-  e: 'Spanish',
-  f: 'French',
-  h: 'Hindi',
-  i: 'Italian',
-  j: 'Japanese',
-  p: 'Brazilian Portuguese',
-  z: 'Mandarin Chinese',
-} as const;
-
-export type LanguageCode = keyof typeof LANGUAGES;
-
-/** The BCP 47 tag of each language, as listings and browsers name it. */
-export const LANGUAGE_TAGS = {
-  a: 'en-US',
-  b: 'en-GB',
-  e: 'es',
-  f: 'fr-FR',
-  h: 'hi',
-  i: 'it',
-  j: 'ja',
-  p: 'pt-BR',
-  z: 'zh-CN',
-} as const satisfies Record<LanguageCode, string>;
-
 /**
- * Names a request's `lang` may use for each language: Kokoro's letter, the names Kokoro's own
- * pipeline accepts (`en-us`, `es`, `fr-fr`, `pt-br`, `zh`…) and the BCP 47 tags above, any case.
+ * Kokoro's language codes: the first letter of a voice id (`a` American English, `b` British, `e`
+ * Spanish, `f` French, `h` Hindi, `i` Italian, `j` Japanese, `p` Brazilian Portuguese, `z`
+ * Mandarin). What each is called and how it is read is the text front end's (text/languages/).
  */
-const LANGUAGE_NAMES: Readonly<Record<string, LanguageCode>> = Object.fromEntries([
-  ...(Object.keys(LANGUAGES) as LanguageCode[]).map((l) => [l, l]),
-  ...(Object.entries(LANGUAGE_TAGS) as [LanguageCode, string][]).map(([l, tag]) => [tag.toLowerCase(), l]),
-  ...Object.entries({
-    'en-us': 'a',
-    'en-gb': 'b',
-    'fr-fr': 'f',
-    'pt-br': 'p',
-    zh: 'z',
-    'zh-cn': 'z',
-    cmn: 'z',
-  }),
-]);
-
-/** The language a request's `lang` names, or undefined if it names none. */
-export function parseLanguage(name: string): LanguageCode | undefined {
-  return Object.hasOwn(LANGUAGE_NAMES, name.toLowerCase()) ? LANGUAGE_NAMES[name.toLowerCase()] : undefined;
-}
+export type LanguageCode = VoiceId extends `${infer L}${string}` ? L : never;
 
 /** Every voice published with Kokoro v1.0, by id. The first letter is the language. */
 export const VOICE_IDS = [

@@ -10,14 +10,11 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import {
-  LANGUAGES,
-  LANGUAGE_TAGS,
   STYLE_DIM,
   VOICE_FILE_BYTES,
   VOICE_IDS,
   VOICE_ROWS,
   isVoiceId,
-  parseLanguage,
   type LanguageCode,
   type VoiceId,
 } from './constants.ts';
@@ -132,14 +129,29 @@ export function kokoroJsVoiceDir(): string | undefined {
 }
 
 /**
+ * What the catalog says of languages: the text front end's registry (text/languages/), handed in
+ * by whoever builds the catalog, since this folder knows Kokoro's letters but not their names.
+ */
+export interface VoiceLanguages {
+  /** The languages this server can phonemize, in Kokoro's order. */
+  readonly served: readonly LanguageCode[];
+  /** `American English`. */
+  readonly name: (lang: LanguageCode) => string;
+  /** BCP 47: `en-US`. */
+  readonly tag: (lang: LanguageCode) => string;
+  /** A request's `lang` (letter, tag or alias, any case) → its letter, or undefined. */
+  readonly parse: (name: string) => LanguageCode | undefined;
+}
+
+/**
  * Which voices exist on this machine, and where. The model directory's `voices/` comes first, then
  * the voices that kokoro-js ships, so every v1.0 voice is available offline.
  */
 export class VoiceCatalog {
   readonly #files: ReadonlyMap<VoiceId, string>;
-  readonly #supported: (lang: LanguageCode) => boolean;
+  readonly #languages: VoiceLanguages;
 
-  constructor(dirs: readonly string[], supported: (lang: LanguageCode) => boolean) {
+  constructor(dirs: readonly string[], languages: VoiceLanguages) {
     const files = new Map<VoiceId, string>();
     for (const id of VOICE_IDS) {
       for (const dir of dirs) {
@@ -151,7 +163,11 @@ export class VoiceCatalog {
       }
     }
     this.#files = files;
-    this.#supported = supported;
+    this.#languages = languages;
+  }
+
+  #supported(lang: LanguageCode): boolean {
+    return this.#languages.served.includes(lang);
   }
 
   /** Ids with a file present, in the published order. */
@@ -170,8 +186,8 @@ export class VoiceCatalog {
     return {
       id,
       name: name[0]!.toUpperCase() + name.slice(1),
-      language: LANGUAGE_TAGS[lang],
-      languageName: LANGUAGES[lang],
+      language: this.#languages.tag(lang),
+      languageName: this.#languages.name(lang),
       gender: id[1] === 'f' ? 'female' : 'male',
       supported: this.#supported(lang),
     };
@@ -179,7 +195,7 @@ export class VoiceCatalog {
 
   /** The languages this server can phonemize, by Kokoro's letter. */
   get languages(): LanguageCode[] {
-    return (Object.keys(LANGUAGES) as LanguageCode[]).filter((l) => this.#supported(l));
+    return [...this.#languages.served];
   }
 
   /**
@@ -191,20 +207,19 @@ export class VoiceCatalog {
     const parts = parseVoiceSpec(spec);
     for (const part of parts) if (!this.#files.has(part.id)) throw unknownVoice(part.id);
     const voiceLang = voiceLanguage(parts[0]!.id);
+    const { name, tag } = this.#languages;
     const mixed = parts.find((p) => voiceLanguage(p.id) !== voiceLang);
     if (mixed) {
       throw unsupported(
         'voice',
-        `A blend must use voices of one language; ${parts[0]!.id} is ${LANGUAGES[voiceLang]} but ${mixed.id} is ${LANGUAGES[voiceLanguage(mixed.id)]}`,
+        `A blend must use voices of one language; ${parts[0]!.id} is ${name(voiceLang)} but ${mixed.id} is ${name(voiceLanguage(mixed.id))}`,
       );
     }
     const supported = () =>
-      this.languages
-        .map((l) => `${LANGUAGES[l]} (${l}f_*/${l}m_* voices, lang "${l}" or "${LANGUAGE_TAGS[l]}")`)
-        .join(', ');
+      this.languages.map((l) => `${name(l)} (${l}f_*/${l}m_* voices, lang "${l}" or "${tag(l)}")`).join(', ');
     let lang = voiceLang;
     if (langName !== undefined) {
-      const named = parseLanguage(langName);
+      const named = this.#languages.parse(langName);
       if (named === undefined) {
         throw unsupported(
           'lang',
@@ -214,14 +229,14 @@ export class VoiceCatalog {
       if (!this.#supported(named)) {
         throw unsupported(
           'lang',
-          `lang ${JSON.stringify(langName)} is ${LANGUAGES[named]}, which this server cannot phonemize; supported languages: ${supported()}`,
+          `lang ${JSON.stringify(langName)} is ${name(named)}, which this server cannot phonemize; supported languages: ${supported()}`,
         );
       }
       lang = named;
     } else if (!this.#supported(lang)) {
       throw unsupported(
         'voice',
-        `Voice ${parts[0]!.id} speaks ${LANGUAGES[lang]}, which this server cannot phonemize; supported languages: ${supported()}`,
+        `Voice ${parts[0]!.id} speaks ${name(lang)}, which this server cannot phonemize; supported languages: ${supported()}`,
       );
     }
     const key = parts.map((p) => `${p.id}(${Number(p.weight.toFixed(6))})`).join('+');

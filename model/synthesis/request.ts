@@ -3,7 +3,7 @@ import type { ResolvedVoice } from '../kokoro/voices.ts';
 import type { SentenceRequest } from '../inference/worker-pool.ts';
 import type { NormalizationOptions } from '../text/normalization-options.ts';
 import { displayText, isPlain, type SpeechPart } from '../text/parts.ts';
-import type { PronunciationMatcher } from '../text/pronunciations.ts';
+import type { PronunciationMatcher } from '../text/pronunciations/index.ts';
 import { textParts, type Segment } from './script.ts';
 
 export interface SynthesisRequest {

@@ -9,7 +9,7 @@
  * 2. a pause, a mark, a voice or rate change and a paragraph or sentence element end the sentence
  *    there: a pause inside a sentence splits its inference, so the silence lands where it is written;
  * 3. each sentence becomes parts: the placeholders their fixed readings back, the text between them
- *    read through the pronunciation dictionary (text/pronunciations.ts).
+ *    read through the pronunciation dictionary (text/pronunciations/).
  *
  * Fed whole or piece by piece (streamed text), it gives the same segments.
  */
@@ -20,7 +20,7 @@ import type { ResolvedVoice } from '../kokoro/voices.ts';
 import { foreignPhonemeSymbols, ipaToKokoro } from '../text/ipa.ts';
 import { MarkupParser, type MarkupEvent, type MarkupLimits, type MarkupMode } from '../text/markup.ts';
 import { displayText, spokenChars, type SpeechPart } from '../text/parts.ts';
-import { applyPronunciations, type PronunciationMatcher } from '../text/pronunciations.ts';
+import { applyPronunciations, type PronunciationMatcher } from '../text/pronunciations/index.ts';
 import { sayAs } from '../text/say-as.ts';
 import { IncrementalSentenceChunker } from '../text/sentences.ts';
 

@@ -7,7 +7,7 @@ import type { CostModel } from '../inference/dispatch.ts';
 import { splitSentences } from '../text/sentences.ts';
 import { speechOf, type SynthesisRequest } from './request.ts';
 import type { Segment } from './script.ts';
-import type { PronunciationMatcher } from '../text/pronunciations.ts';
+import type { PronunciationMatcher } from '../text/pronunciations/index.ts';
 
 /** Above this many characters the chunker cuts a sentence anyway. */
 const CHUNKER_LIMIT = 400;

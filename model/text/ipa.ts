@@ -5,7 +5,7 @@
  * English follows misaki's US and GB sets (hexgrad/misaki, EN_PHONES.md): one letter per diphthong
  * and affricate, `ɹ` for r, no length marks in American English, and stress marks right before
  * the stressed vowel (`ˈkoʊkəɹoʊ` → `kˈOkəɹO`). The other languages were trained on espeak-ng's
- * IPA through misaki's map (text/phonemes.ts): only the writing is fixed there (tie bars, `g`,
+ * IPA through misaki's map (text/espeak-g2p.ts): only the writing is fixed there (tie bars, `g`,
  * affricates as Kokoro's single symbols), the sounds are left as written.
  */
 import type { LanguageCode } from '../kokoro/constants.ts';

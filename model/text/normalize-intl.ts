@@ -9,11 +9,7 @@
  * `R$ 10`, `₹1,00,000`, `30 USD`. Its last separator followed by one or two digits is the decimal
  * mark (either `,` or `.`, so `$5.99` and `5,99 $` both work); other separators group thousands.
  */
-import type { LanguageCode } from '../kokoro/constants.ts';
-import { cleanCharacters, keepAsWritten, normalizeText } from './normalize.ts';
-import { DEFAULT_NORMALIZATION, type NormalizationOptions } from './normalization-options.ts';
-import { normalizeJapanese } from './japanese.ts';
-import { normalizeMandarin } from './mandarin.ts';
+import { cleanCharacters } from './normalize.ts';
 
 /** The languages this module serves. */
 export type EspeakLang = 'e' | 'f' | 'h' | 'i' | 'p';
@@ -171,37 +167,4 @@ export function normalizeIntl(text: string, lang: EspeakLang): string {
     .replace(/\s+”/g, '”')
     .replace(DANDA, '');
   return s.replace(/ {2,}/g, ' ').trim();
-}
-
-/**
- * The normalization of any language this front end phonemizes, under a request's switches
- * (`normalization_options`; absent: DEFAULT_NORMALIZATION, what it has always done). English
- * honours every switch (normalize.ts). The other languages have no unit, phone, URL, e-mail,
- * plural or symbol reader, so only `normalize` applies to them: false sends the text as written
- * (keepAsWritten: control characters dropped, white space collapsed), skipping the money and
- * number rules above, Japanese kana numbers and NFKC, Mandarin numbers and punctuation.
- */
-export function normalizeFor(
-  text: string,
-  lang: LanguageCode,
-  options: NormalizationOptions = DEFAULT_NORMALIZATION,
-): string {
-  const asWritten = !options.normalize;
-  switch (lang) {
-    case 'a':
-    case 'b':
-      return asWritten ? keepAsWritten(text) : normalizeText(text, lang, { ...options, misaki: true });
-    case 'e':
-    case 'f':
-    case 'h':
-    case 'i':
-    case 'p':
-      return asWritten ? keepAsWritten(text) : normalizeIntl(text, lang);
-    case 'j':
-      return asWritten ? keepAsWritten(text) : normalizeJapanese(text);
-    case 'z':
-      return asWritten ? keepAsWritten(text) : normalizeMandarin(text);
-    default:
-      throw new Error(`No normalization for language '${lang}'`);
-  }
 }

@@ -13,11 +13,12 @@
  * Content is capped at {@link MAX_SAY_AS_CHARS} characters: a say-as element holds a number, a
  * date or a word, and the cap keeps every reader cheap whatever a client sends.
  */
-import { LANGUAGES, type LanguageCode } from '../kokoro/constants.ts';
+import type { LanguageCode } from '../kokoro/constants.ts';
 import { digitsToWords, integerToWords, numeralToWords, toOrdinalWords, yearToWords } from './numbers.ts';
 import { MONTH_BY_NAME, MONTHS, readClock, readDate, validDay } from './normalize-words.ts';
 import { normalizeNumbers } from './normalize-numbers.ts';
 import { normalizeIntl, type EspeakLang } from './normalize-intl.ts';
+import { languageName } from './languages/index.ts';
 import { integerToKana, numbersToKana } from './japanese.ts';
 import { digitsToZh, integerToZh, numbersToZh } from './mandarin.ts';
 
@@ -356,7 +357,7 @@ export function sayAs(
   const refuse = (why: string) => ({ unsupported: `${tag} ${why}; its text is read as written` });
   if (!Object.hasOwn(KIND_OF, name)) return refuse(`is not supported (one of: ${SAY_AS_KINDS.join(', ')})`);
   const kind = KIND_OF[name];
-  if (NO_READER[lang].includes(kind)) return refuse(`is not supported in ${LANGUAGES[lang]}`);
+  if (NO_READER[lang].includes(kind)) return refuse(`is not supported in ${languageName(lang)}`);
   if (content.length > MAX_SAY_AS_CHARS) return refuse(`has more than ${MAX_SAY_AS_CHARS} characters`);
   const text = content
     .normalize('NFC')

@@ -7,8 +7,8 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { LANGUAGES, type LanguageCode } from '../../model/kokoro/constants.ts';
-import { normalizeFor } from '../../model/text/normalize-intl.ts';
+import type { LanguageCode } from '../../model/kokoro/constants.ts';
+import { languageName, normalizeFor } from '../../model/text/languages/index.ts';
 import { loadLanguage, phonemize } from '../../model/text/phonemes.ts';
 import { filterToVocab } from '../../model/text/tokens.ts';
 import { samplesOf, stat, type Case } from '../lib/bench-runner.ts';
@@ -118,7 +118,7 @@ export const languages: Case = {
         worst[sample.lang] = { score, line: `${sample.text} → \`${ours}\` / \`${misaki}\`` };
     }
     for (const [lang, s] of Object.entries(scores)) {
-      const language = LANGUAGES[lang as LanguageCode];
+      const language = languageName(lang as LanguageCode);
       ctx.figure({ measure: 'agreement', what: `${language}: identical`, unit: 'share', samples: s.exact });
       ctx.figure({ measure: 'agreement', what: `${language}: sounds`, unit: 'share', samples: s.sounds });
       ctx.figure({
@@ -129,7 +129,7 @@ export const languages: Case = {
       });
     }
     return Object.fromEntries(
-      Object.entries(worst).map(([lang, w]) => [LANGUAGES[lang as LanguageCode], w.line]),
+      Object.entries(worst).map(([lang, w]) => [languageName(lang as LanguageCode), w.line]),
     );
   },
   report(figures, _settings, returned) {
@@ -158,7 +158,7 @@ export const languages: Case = {
             'outside the vocabulary',
           ],
           rows: Object.entries(RUNS).map(([name, lang]) => [
-            `${LANGUAGES[lang]} (${name})`,
+            `${languageName(lang)} (${name})`,
             samplesOf(figures, { what: `${name}: sentence` }).length,
             at(`${name}: load`, 0.5, 0),
             at(`${name}: first sentence`),

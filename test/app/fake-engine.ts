@@ -16,7 +16,7 @@ import { Segmenter, scriptOf, type ScriptSettings, type Segment } from '../../di
 import { phonemeSentences } from '../../dist/model/synthesis/sentences.js';
 import { hasMarkup } from '../../dist/model/text/markup.js';
 import { displayText } from '../../dist/model/text/parts.js';
-import { isSupportedLanguage } from '../../dist/model/text/phonemes.js';
+import { voiceLanguages } from '../../dist/model/text/languages/index.js';
 import { splitSentences } from '../../dist/model/text/sentences.js';
 import { visemeOf } from '../../dist/model/text/visemes.js';
 import { abortError } from '../../dist/protocol/errors.js';
@@ -46,7 +46,7 @@ export interface FakeEngine extends Engine {
 export function fakeEngine(options: FakeEngineOptions = {}): FakeEngine {
   const voices = new VoiceCatalog(
     [STANDIN_VOICES, kokoroJsVoiceDir()].filter((d): d is string => d !== undefined),
-    isSupportedLanguage,
+    voiceLanguages(),
   );
   const requests: SynthesisRequest[] = [];
   let open = 0;

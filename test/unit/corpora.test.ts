@@ -5,7 +5,7 @@
  * fall outside the vocabulary.
  */
 import { describe, expect, it } from 'vitest';
-import { normalizeFor } from '../../model/text/normalize-intl.ts';
+import { normalizeFor } from '../../model/text/languages/index.ts';
 import { phonemize } from '../../model/text/phonemes.ts';
 import { filterToVocab } from '../../model/text/tokens.ts';
 import { CORPORA, corpus } from '../../scripts/lib/corpora.ts';

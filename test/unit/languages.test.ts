@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeFor, normalizeIntl, parseAmount } from '../../model/text/normalize-intl.ts';
+import { normalizeIntl, parseAmount } from '../../model/text/normalize-intl.ts';
 import { tieLetters } from '../../model/text/espeak.ts';
 import { misakiEspeakPhonemes } from '../../model/text/phonemes.ts';
-import { parseLanguage } from '../../model/kokoro/constants.ts';
+import { normalizeFor, parseLanguage } from '../../model/text/languages/index.ts';
 import { filterToVocab } from '../../model/text/tokens.ts';
 import { splitSentences } from '../../model/text/sentences.ts';
 import { ConfigError, parseConfig } from '../../server/config.ts';

@@ -14,7 +14,7 @@ import { normalizeJapanese } from '../../model/text/japanese.ts';
 import { normalizeMandarin } from '../../model/text/mandarin.ts';
 import { MarkupParser, parseMarkup } from '../../model/text/markup.ts';
 import { splitOnPunctuation } from '../../model/text/phonemes.ts';
-import { applyPronunciations, parseRequestPronunciations } from '../../model/text/pronunciations.ts';
+import { applyPronunciations, parseRequestPronunciations } from '../../model/text/pronunciations/index.ts';
 import { IncrementalSentenceChunker, splitSentences } from '../../model/text/sentences.ts';
 import { keepKnownPhonemes, splitPhonemes } from '../../model/text/tokens.ts';
 import { codePointLength } from '../../protocol/request.ts';

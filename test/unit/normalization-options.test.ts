@@ -13,7 +13,7 @@ import {
   type NormalizationOptions,
 } from '../../model/text/normalization-options.ts';
 import { normalizeText } from '../../model/text/normalize.ts';
-import { normalizeFor } from '../../model/text/normalize-intl.ts';
+import { normalizeFor } from '../../model/text/languages/index.ts';
 import { TtsError } from '../../protocol/errors.ts';
 import { CORPORA, corpus } from '../../scripts/lib/corpora.ts';
 

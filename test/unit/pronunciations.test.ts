@@ -9,7 +9,7 @@ import {
   parsePronunciationFile,
   parseRequestPronunciations,
   type PronunciationMatcher,
-} from '../../model/text/pronunciations.ts';
+} from '../../model/text/pronunciations/index.ts';
 import { TtsError } from '../../protocol/errors.ts';
 import { cpuTimeMs } from './cpu-time.ts';
 

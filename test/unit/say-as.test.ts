@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { LANGUAGES, type LanguageCode } from '../../model/kokoro/constants.ts';
+import type { LanguageCode } from '../../model/kokoro/constants.ts';
 import { loadEspeak } from '../../model/text/espeak.ts';
 import { createEnglish } from '../../model/text/en/english.ts';
-import { normalizeFor } from '../../model/text/normalize-intl.ts';
+import { SERVED_LANGUAGES, languageName, normalizeFor } from '../../model/text/languages/index.ts';
 import { MAX_SAY_AS_CHARS, SAY_AS_KINDS, sayAs, type SayAsOptions } from '../../model/text/say-as.ts';
 
 /** `kind|content` or `kind|content|format` → what American English reads. */
@@ -226,7 +226,7 @@ describe('sayAs in English', () => {
 
 describe('sayAs in the other languages', () => {
   for (const [lang, table] of OTHERS) {
-    it.each([...table])(`${LANGUAGES[lang]}: %s → %s`, (key, spoken) => {
+    it.each([...table])(`${languageName(lang)}: %s → %s`, (key, spoken) => {
       expect(read(key, lang)).toEqual({ spoken });
     });
   }
@@ -240,7 +240,7 @@ describe('sayAs in the other languages', () => {
     ['j', 'date'],
     ['z', 'unit'],
   ] as const)('%s has no reader for %s', (lang, kind) => {
-    expect(sayAs(kind, '12', lang)).toEqual(unsupported(kind, `is not supported in ${LANGUAGES[lang]}`));
+    expect(sayAs(kind, '12', lang)).toEqual(unsupported(kind, `is not supported in ${languageName(lang)}`));
   });
 });
 
@@ -315,7 +315,7 @@ describe('sayAs refusals', () => {
       '\u0301',
     ];
     const formats = [undefined, '', 'ymd', 'hms12', 'q'];
-    for (const lang of Object.keys(LANGUAGES) as LanguageCode[])
+    for (const lang of SERVED_LANGUAGES)
       for (const kind of [...SAY_AS_KINDS, 'bogus'])
         for (const content of contents)
           for (const format of formats) {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { ResolvedVoice } from '../../model/kokoro/voices.ts';
 import { MarkupParser } from '../../model/text/markup.ts';
 import { Segmenter, scriptOf, type ScriptSettings, type Segment } from '../../model/synthesis/script.ts';
-import { parseRequestPronunciations } from '../../model/text/pronunciations.ts';
+import { parseRequestPronunciations } from '../../model/text/pronunciations/index.ts';
 
 const voice = (key: string): ResolvedVoice =>
   ({ key, lang: key.startsWith('b') ? 'b' : 'a', parts: [] }) as unknown as ResolvedVoice;

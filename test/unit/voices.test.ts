@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { STYLE_DIM, VOICE_FILE_BYTES, VOICE_ROWS } from '../../model/kokoro/constants.ts';
 import { TtsError } from '../../protocol/errors.ts';
+import { voiceLanguages } from '../../model/text/languages/index.ts';
 import {
   VoiceCatalog,
   VoiceStore,
@@ -116,7 +117,7 @@ describe('VoiceCatalog', () => {
   writeFileSync(join(dir, 'af_heart.bin'), voice);
   writeFileSync(join(dir, 'af_sky.bin'), Buffer.alloc(100)); // wrong size: ignored
 
-  const catalog = new VoiceCatalog([dir], (lang) => lang === 'a' || lang === 'b');
+  const catalog = new VoiceCatalog([dir], voiceLanguages(['a', 'b']));
 
   it('lists only well-formed files', () => {
     expect(catalog.ids).toEqual(['af_heart']);
@@ -144,7 +145,7 @@ describe('VoiceCatalog', () => {
   it('finds every v1.0 voice in kokoro-js, and refuses languages it cannot phonemize', () => {
     const shipped = kokoroJsVoiceDir();
     expect(shipped).toBeDefined();
-    const full = new VoiceCatalog([shipped!], (lang) => lang === 'a' || lang === 'b');
+    const full = new VoiceCatalog([shipped!], voiceLanguages(['a', 'b']));
     expect(full.ids).toHaveLength(54);
     expect(() => full.resolve('ef_dora')).toThrow(/speaks Spanish.*supported languages: American English/);
     expect(() => full.resolve('af_bella+bf_emma')).toThrow(/one language/);
@@ -152,7 +153,7 @@ describe('VoiceCatalog', () => {
   });
 
   it('reads the text in the language `lang` names, if it can phonemize it', () => {
-    const full = new VoiceCatalog([kokoroJsVoiceDir()!], (lang) => lang === 'a' || lang === 'b');
+    const full = new VoiceCatalog([kokoroJsVoiceDir()!], voiceLanguages(['a', 'b']));
     expect(full.languages).toEqual(['a', 'b']);
     expect(full.resolve('ef_dora', 'en-US').lang).toBe('a');
     expect(full.resolve('af_heart', 'b').lang).toBe('b');
