@@ -1,6 +1,6 @@
 /**
  * Writes the README's configuration table (between the `<!-- config -->` markers) from the
- * settings table, server/settings.ts. A unit test fails while the two differ.
+ * settings table, server/config/settings.ts. A unit test fails while the two differ.
  *
  * Usage: npm run docs:config
  */

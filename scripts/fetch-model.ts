@@ -196,7 +196,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     const relative = path.relative(process.cwd(), result.outDir);
     const inside = relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
     const dir = shellQuote(inside ? relative : result.outDir);
-    // The server loads fp32 unless told otherwise (server/config.ts reads KOKORO_DTYPE).
+    // The server loads fp32 unless told otherwise (server/config/ reads KOKORO_DTYPE).
     const dtypeEnv = options.dtype === 'fp32' ? '' : ` KOKORO_DTYPE=${options.dtype}`;
     const summary =
       downloaded.length === 0

@@ -1,6 +1,6 @@
-/** The README's configuration table, written from the settings table (server/settings.ts). */
-import { formatValue, isComputed, type Setting } from '../../server/setting-kinds.ts';
-import { SETTINGS, type Config } from '../../server/settings.ts';
+/** The README's configuration table, written from the settings table (server/config/settings.ts). */
+import { formatValue, isComputed, type Setting } from '../../server/config/setting-kinds.ts';
+import { SETTINGS, type Config } from '../../server/config/settings.ts';
 import { markdownTable } from './stats.ts';
 
 const code = (text: string): string => `\`${text}\``;

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { createEngine, type Engine } from '../../dist/model/engine.js';
 import { buildApp } from '../../dist/server/app.js';
-import { engineOptions, parseConfig, type Config } from '../../dist/server/config.js';
+import { engineOptions, parseConfig, type Config } from '../../dist/server/config/config.js';
 import { engineEvents } from '../../dist/server/engine-events.js';
 import { Lifecycle } from '../../dist/server/lifecycle.js';
 import { createLogger } from '../../dist/server/logger.js';

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig, type Config } from '../../server/config.ts';
+import { ConfigError, parseConfig, type Config } from '../../server/config/config.ts';
 import {
   formatValue,
   parseValue,
@@ -9,8 +9,8 @@ import {
   type IntSetting,
   type OneOfSetting,
   type Setting,
-} from '../../server/setting-kinds.ts';
-import { SETTINGS } from '../../server/settings.ts';
+} from '../../server/config/setting-kinds.ts';
+import { SETTINGS } from '../../server/config/settings.ts';
 
 describe('parseConfig', () => {
   it('has SageMaker-friendly defaults', () => {

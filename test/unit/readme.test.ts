@@ -6,7 +6,7 @@ import { configTable } from '../../scripts/lib/config-doc.ts';
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 
 describe('README', () => {
-  it('holds the configuration table that `npm run docs:config` writes from server/settings.ts', () => {
+  it('holds the configuration table that `npm run docs:config` writes from server/config/settings.ts', () => {
     const block = /<!-- config -->\n([\s\S]*?)\n<!-- \/config -->/.exec(readme)?.[1];
     expect(block, 'README.md has no <!-- config --> … <!-- /config --> block').toBeDefined();
     expect(block, "the README's configuration table is stale: run `npm run docs:config`").toBe(configTable());

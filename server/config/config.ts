@@ -4,8 +4,8 @@
  * default are in the table of `settings.ts`; this file reads that table.
  */
 import { availableParallelism } from 'node:os';
-import type { EngineOptions } from '../model/engine.ts';
-import { ortSeverity } from './logger.ts';
+import type { EngineOptions } from '../../model/engine.ts';
+import { ortSeverity } from '../logger.ts';
 import { readSetting, type Scope, type Setting } from './setting-kinds.ts';
 import { SETTINGS, type Config } from './settings.ts';
 

@@ -14,9 +14,9 @@ import {
   type Device,
   type Dtype,
   type WarmupSetting,
-} from '../model/engine.ts';
-import { parseDimensions } from './emf.ts';
-import { LOG_LEVELS, type LogLevel } from './logger.ts';
+} from '../../model/engine.ts';
+import { parseDimensions } from '../emf.ts';
+import { LOG_LEVELS, type LogLevel } from '../logger.ts';
 import {
   problem,
   listItems,
