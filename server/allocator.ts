@@ -11,7 +11,7 @@
  * (`KOKORO_MALLOC_PIN=false`), or the allocator is not glibc.
  */
 import { readSetting } from './config/setting-kinds.ts';
-import { MALLOC_PIN } from './config/settings.ts';
+import { MALLOC_PIN } from './config/settings-engine.ts';
 
 export const MMAP_THRESHOLD_VARIABLE = 'MALLOC_MMAP_THRESHOLD_';
 /** `KOKORO_MALLOC_PIN=false` leaves glibc's moving threshold alone. */
