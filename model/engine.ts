@@ -541,7 +541,13 @@ export type { AudioChunk, OutputFormat, RunFigures, SynthesisRun } from './synth
 export type { WordTiming } from './text/alignment.ts';
 export type { PhonemeTiming } from './text/phoneme-timing.ts';
 export { audioCuts, type AudioCuts } from './audio/cuts.ts';
-export { DTYPE_FILES, type Dtype, type LanguageCode, parseLanguage } from './kokoro/constants.ts';
+export {
+  DEFAULT_DTYPE,
+  DTYPE_FILES,
+  type Dtype,
+  type LanguageCode,
+  parseLanguage,
+} from './kokoro/constants.ts';
 export { isSupportedLanguage } from './text/phonemes.ts';
 export { KOKORO_VOCAB } from './text/tokens.ts';
 export { ModelDirError, locateModel } from './kokoro/model-dir.ts';

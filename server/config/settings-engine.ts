@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import {
+  DEFAULT_DTYPE,
   DTYPE_FILES,
   isSupportedLanguage,
   parseLanguage,
@@ -82,7 +83,7 @@ export const MODEL = [
     name: 'KOKORO_DTYPE',
     key: 'dtype',
     values: Object.keys(DTYPE_FILES) as Dtype[],
-    default: 'fp32',
+    default: DEFAULT_DTYPE,
     description: 'which onnx-community model file to load',
   }),
   DEVICE,

@@ -3,10 +3,13 @@ import { parseDimensions } from '../emf.ts';
 import { LOG_LEVELS } from '../logger.ts';
 import { bool, custom, int, oneOf, problem, type Parsed } from './setting-kinds.ts';
 
-export const METRICS_EMF_NAMESPACE = custom({
+/** The CloudWatch namespace of the metrics unless one is named; the deploy tooling's alarms read it too. */
+export const DEFAULT_EMF_NAMESPACE = 'KokoroTTS';
+
+const METRICS_EMF_NAMESPACE = custom({
   name: 'METRICS_EMF_NAMESPACE',
   key: 'metricsEmfNamespace',
-  default: 'KokoroTTS',
+  default: DEFAULT_EMF_NAMESPACE,
   parse: (raw): Parsed<string> => {
     const value = raw.trim();
     return value.length > 255 || value.startsWith('AWS/')
