@@ -157,11 +157,8 @@ const WARM_UP_TEXTS: Partial<Record<LanguageCode, readonly string[]>> = {
   ],
 };
 
-/** Loads espeak-ng and runs it over varied text in each of `langs` (English by default). */
-export async function warmUpPhonemizer(
-  langs: readonly LanguageCode[] = ['a', 'b'],
-  rounds = 3,
-): Promise<void> {
+/** Loads espeak-ng and runs it over varied text in each of `langs`. */
+export async function warmUpPhonemizer(langs: readonly LanguageCode[], rounds = 3): Promise<void> {
   await loadPhonemizer();
   for (const lang of langs) await loadLanguage(lang);
   for (let r = 0; r < rounds; r++) {

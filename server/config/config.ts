@@ -11,36 +11,16 @@ import { SETTINGS, type Config } from './settings.ts';
 
 export type { Config } from './settings.ts';
 
-/** The engine settings a configuration implies (callers add their event handlers). */
+/**
+ * The engine's options a configuration implies (callers add their event handlers). The engine
+ * names each option as the field that fills it, so the configuration goes whole; only the log
+ * level and the longest pause change units here.
+ */
 export function engineOptions(config: Config): EngineOptions {
   return {
-    modelDir: config.modelDir,
-    dtype: config.dtype,
-    device: config.device,
-    workers: config.workers,
-    intraOpThreads: config.intraOpThreads,
-    soloThreads: config.soloThreads,
-    soloMinMs: config.soloMinMs,
-    ortSpinning: config.ortSpinning,
-    ortCpuArena: config.ortCpuArena,
-    lexiconDir: config.lexiconDir,
-    ortTelemetry: config.ortTelemetry,
-    warmupLengths: config.warmupLengths,
-    warmLanguages: config.warmLanguages,
-    maxQueuedJobs: config.maxQueuedJobs,
-    defaultVoice: config.defaultVoice,
+    ...config,
     logSeverity: ortSeverity(config.logLevel),
-    encoderWorkers: config.encoderWorkers,
-    ffmpegPath: config.ffmpegPath,
-    lookahead: config.lookaheadSentences,
-    dispatchPolicy: config.dispatchPolicy,
-    maxFirstAudioMs: config.maxFirstAudioMs,
-    firstChunkMinChars: config.firstChunkMinChars,
-    firstChunkBudgetMs: config.firstChunkBudgetMs,
-    ...(config.pronunciationsFile !== undefined ? { pronunciationsFile: config.pronunciationsFile } : {}),
     markupLimits: { maxPauseMs: config.maxPauseS * 1000 },
-    maxTextChars: config.maxTextChars,
-    maxAudioS: config.maxAudioS,
   };
 }
 

@@ -6,6 +6,8 @@
 import { join } from 'node:path';
 import {
   DEFAULT_DTYPE,
+  DEFAULT_FFMPEG,
+  DEFAULT_MARKUP_LIMITS,
   DTYPE_FILES,
   isSupportedLanguage,
   parseLanguage,
@@ -173,7 +175,7 @@ export const MODEL = [
     key: 'maxPauseS',
     min: 1,
     max: 600,
-    default: 10,
+    default: DEFAULT_MARKUP_LIMITS.maxPauseMs / 1000,
     description:
       'the longest pause markup may ask for (`[pause:…]`, `<break time>`); a longer one is an `invalid_markup` error, never cut short',
   }),
@@ -194,7 +196,7 @@ export const MODEL = [
   text({
     name: 'FFMPEG_PATH',
     key: 'ffmpegPath',
-    default: 'ffmpeg',
+    default: DEFAULT_FFMPEG,
     description: 'ffmpeg binary for AAC; AAC is offered only when it runs',
   }),
   bool({
