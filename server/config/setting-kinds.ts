@@ -30,7 +30,7 @@ interface Common<K extends Key, V> {
   readonly name: string;
   /** The field it fills; none for a setting that is read before the configuration is. */
   readonly key: K;
-  /** The value when the variable is unset or blank; `undefined` makes the field optional. */
+  /** The value when the variable is unset or blank; `undefined` (text only): the field may be unset. */
   readonly default: V | Computed<V>;
   /** Said after the default in the README (markdown), e.g. "`true` in the images". */
   readonly note?: string;

@@ -1,7 +1,8 @@
 /**
- * The settings of the engine: the model and its runtime, the text front end, the encoders, and
- * how sentences are cut and scheduled. `engineOptions` (config.ts) hands them to the engine,
- * which takes each under the name of the field it fills.
+ * The settings of the engine (the model and its runtime, the text front end, the encoders, how
+ * sentences are cut and scheduled), with fetching the model and the allocator's pin beside them.
+ * `engineOptions` (config.ts) hands the configuration to the engine, which takes each of its
+ * options under the name of the field that fills it.
  */
 import { join } from 'node:path';
 import {
