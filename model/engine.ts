@@ -6,7 +6,7 @@
  * vocabulary (dtypes, devices, voice errors, the warm-up setting) is re-exported at the end.
  */
 import { readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import { FORMATS, type AudioFormat, type FormatInfo } from '../protocol/formats.ts';
 import { ffmpegAvailable } from './audio/aac.ts';
 import { EncoderPool } from './audio/encoder-pool.ts';
@@ -53,9 +53,11 @@ import {
 import { frontEndName as frontEndOf } from './text/phonemes.ts';
 import { languageName, languageTag, voiceLanguages } from './text/languages/index.ts';
 
-/** Sentences computed ahead of the one a listener waits for, unless configured. */
-export const DEFAULT_LOOKAHEAD = 2;
-
+/**
+ * What the engine is built with. Every option the server's settings fill is required and named as
+ * the field that fills it (server/config/), so its default is stated once, in the settings table;
+ * a caller that is not the server (a test, a script) builds these from a configuration too.
+ */
 export interface EngineOptions {
   readonly modelDir: string;
   readonly dtype: Dtype;
@@ -66,55 +68,55 @@ export interface EngineOptions {
    * Threads of worker 0's solo session, which runs a sentence when the pool is otherwise idle (a
    * lone request then uses every core); 0: none. Created on CPU only.
    */
-  readonly soloThreads?: number;
+  readonly soloThreads: number;
   /**
    * A lone sentence goes to the solo session only if one pool session would take at least this
-   * many milliseconds over it (estimated from the warm-up and the sentences run since); default 0.
+   * many milliseconds over it (estimated from the warm-up and the sentences run since).
    */
-  readonly soloMinMs?: number;
+  readonly soloMinMs: number;
   /**
    * How the pool orders the sentences waiting (inference/dispatch.ts): by when their listeners
-   * need them (`deadline`, the default), or next-needed first come first served (`fifo`).
+   * need them (`deadline`), or next-needed first come first served (`fifo`).
    */
-  readonly dispatchPolicy?: PolicyName;
+  readonly dispatchPolicy: PolicyName;
   /**
    * A request whose first audio is predicted later than this (ms), by the work queued ahead of it
-   * and the cost estimates, is refused as busy at once rather than kept waiting; 0 or absent: never.
+   * and the cost estimates, is refused as busy at once rather than kept waiting; 0: never.
    */
-  readonly maxFirstAudioMs?: number;
-  /** ONNX Runtime's thread spinning after each run (default off; see ort-session.ts). */
-  readonly ortSpinning?: boolean;
-  /** ONNX Runtime's CPU memory arena (default off; see ort-session.ts). */
-  readonly ortCpuArena?: boolean;
-  /** misaki's English lexicon files (see text/en/english.ts); default `<modelDir>/misaki`. */
-  readonly lexiconDir?: string;
-  /** Leave ONNX Runtime's telemetry on (default off; see inference/ort-telemetry.ts). */
-  readonly ortTelemetry?: boolean;
+  readonly maxFirstAudioMs: number;
+  /** ONNX Runtime's thread spinning after each run (see ort-session.ts). */
+  readonly ortSpinning: boolean;
+  /** ONNX Runtime's CPU memory arena (see ort-session.ts). */
+  readonly ortCpuArena: boolean;
+  /** misaki's English lexicon files (see text/en/english.ts). */
+  readonly lexiconDir: string;
+  /** Leave ONNX Runtime's telemetry on (see inference/ort-telemetry.ts). */
+  readonly ortTelemetry: boolean;
   readonly maxQueuedJobs: number;
   readonly defaultVoice: string;
   /** ORT's log severity (0 verbose … 4 fatal). */
   readonly logSeverity: 0 | 1 | 2 | 3 | 4;
-  /** Input lengths warmed before the engine is ready; `auto` (the default): a ladder on CUDA only. */
-  readonly warmupLengths?: WarmupSetting;
+  /** Input lengths warmed before the engine is ready; `auto`: a ladder on CUDA only. */
+  readonly warmupLengths: WarmupSetting;
   /**
-   * Languages whose text front end every worker loads and warms before the engine is ready
-   * (default: English); any other language loads in a worker at its first sentence there.
+   * Languages whose text front end every worker loads and warms before the engine is ready; any
+   * other language loads in a worker at its first sentence there.
    */
-  readonly warmLanguages?: readonly LanguageCode[];
+  readonly warmLanguages: readonly LanguageCode[];
   /** Encoder worker threads (MP3, Opus, FLAC, μ-law, AAC, resampling). */
-  readonly encoderWorkers?: number;
+  readonly encoderWorkers: number;
   /** The ffmpeg binary for AAC; AAC is offered only when it runs. */
-  readonly ffmpegPath?: string;
+  readonly ffmpegPath: string;
   /**
    * Sentences of one request that may be computed ahead of the one its listener waits for, at a
-   * lower priority than any request's next-needed sentence (default 2; 0: none).
+   * lower priority than any request's next-needed sentence (0: none).
    */
-  readonly lookahead?: number;
+  readonly lookaheadSentences: number;
   /**
    * The first chunk of a text is cut at its first clause mark once it holds this many characters
    * (numbers, abbreviations and quotations are never cut); 0: at the first sentence end only.
    */
-  readonly firstChunkMinChars?: number;
+  readonly firstChunkMinChars: number;
   /**
    * A whole text's first sentence is cut at a clause mark only when synthesizing it whole would
    * take longer than this many milliseconds on one pool session (estimated per character from the
@@ -122,21 +124,21 @@ export interface EngineOptions {
    * whenever `firstChunkMinChars` allows. Streamed text, whose first sentence is not known ahead,
    * see `Engine.streamedFirstChunkMinChars`.
    */
-  readonly firstChunkBudgetMs?: number;
+  readonly firstChunkBudgetMs: number;
   /**
    * A pronunciation dictionary file (JSON or PLS, see text/pronunciations/), read and checked
-   * when the engine starts: every sentence of every language is read through it.
+   * when the engine starts: every sentence of every language is read through it. None: undefined.
    */
-  readonly pronunciationsFile?: string;
-  /** Markup's bounds (the longest pause, nesting, tag length); text/markup.ts's defaults otherwise. */
-  readonly markupLimits?: Partial<MarkupLimits>;
+  readonly pronunciationsFile: string | undefined;
+  /** Markup's bounds: the longest pause; nesting and tag length keep text/markup.ts's defaults. */
+  readonly markupLimits: Partial<MarkupLimits> & Pick<MarkupLimits, 'maxPauseMs'>;
   /**
    * The most characters a text may speak once pronunciations and aliases are applied (a streamed
-   * text: the most they may add to what was written); unbounded when absent.
+   * text: the most they may add to what was written).
    */
-  readonly maxTextChars?: number;
-  /** Seconds of audio one request may make, pauses included; unbounded when absent. */
-  readonly maxAudioS?: number;
+  readonly maxTextChars: number;
+  /** Seconds of audio one request may make, pauses included. */
+  readonly maxAudioS: number;
   /** Tests only: see WorkerInit.faultInjection. */
   readonly faultInjection?: boolean;
 }
@@ -286,27 +288,26 @@ export interface Engine {
  */
 export async function createEngine(options: EngineOptions, events: EngineEvents = {}): Promise<Engine> {
   // In this (main) thread, before any worker starts: its environment is the one the runtime reads.
-  const telemetry = applyOrtTelemetry(options.ortTelemetry ?? false);
+  const telemetry = applyOrtTelemetry(options.ortTelemetry);
   const files = locateModel(options.modelDir, options.dtype);
-  const lexiconDir = options.lexiconDir ?? join(options.modelDir, 'misaki');
   const voices = new VoiceCatalog(files.voiceDirs, voiceLanguages());
   const pool = await WorkerPool.create(
-    workerInit(options, files, lexiconDir, voices.resolve(options.defaultVoice)),
+    workerInit(options, files, voices.resolve(options.defaultVoice)),
     {
       size: options.workers,
       maxQueued: options.maxQueuedJobs,
-      soloMinMs: options.soloMinMs ?? 0,
-      policy: options.dispatchPolicy ?? 'deadline',
-      maxFirstAudioMs: options.maxFirstAudioMs ?? 0,
+      soloMinMs: options.soloMinMs,
+      policy: options.dispatchPolicy,
+      maxFirstAudioMs: options.maxFirstAudioMs,
     },
     events,
   );
   let encoders: EncoderPool;
   try {
     encoders = await EncoderPool.create(
-      options.encoderWorkers ?? 1,
+      options.encoderWorkers,
       {
-        ffmpegPath: options.ffmpegPath ?? 'ffmpeg',
+        ffmpegPath: options.ffmpegPath,
         ...(options.faultInjection ? { faultInjection: true } : {}),
       },
       events.onEncoderWorkerExit,
@@ -315,12 +316,11 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
     await pool.close();
     throw err;
   }
-  const info = engineInfo(options, files, pool, voices, telemetry, lexiconDir);
+  const info = engineInfo(options, files, pool, voices, telemetry);
   const dictionaries = loadDictionaries(options.pronunciationsFile);
-  const lookahead = options.lookahead ?? DEFAULT_LOOKAHEAD;
   const firstChunk: FirstChunkSettings = {
-    minChars: options.firstChunkMinChars ?? 0,
-    budgetMs: options.firstChunkBudgetMs ?? 0,
+    minChars: options.firstChunkMinChars,
+    budgetMs: options.firstChunkBudgetMs,
   };
 
   async function* stream(request: SynthesisRequest, signal?: AbortSignal): AsyncGenerator<AudioChunk> {
@@ -335,9 +335,9 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
         pool.open(),
         segments,
         (s) => sentenceJob(request, s),
-        lookahead,
+        options.lookaheadSentences,
         aborted,
-        (options.maxAudioS ?? Infinity) * SAMPLE_RATE,
+        options.maxAudioS * SAMPLE_RATE,
       );
       yield* window.audio();
     } finally {
@@ -349,7 +349,7 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
     if (hasMarkup(text, settings.markup)) return scriptOf(text, scriptSettings(settings, false));
     // Plain text: only a dictionary can make it speak more than it holds.
     const dictionary = dictionaries.of(settings.voice.lang, settings.pronunciations);
-    if (dictionary !== undefined && options.maxTextChars !== undefined) {
+    if (dictionary !== undefined) {
       const spoken = spokenChars(textParts(text, dictionary));
       if (spoken > options.maxTextChars) throw textTooLongOnceRead(spoken, options.maxTextChars);
     }
@@ -366,10 +366,10 @@ export async function createEngine(options: EngineOptions, events: EngineEvents 
       firstChunkMinChars:
         settings.firstChunk === 'sentence' ? 0 : streamedFirstChunkMinChars(firstChunk, pool.costs),
       mode: settings.markup,
-      ...(options.markupLimits ? { limits: options.markupLimits } : {}),
+      limits: options.markupLimits,
       bounds: {
-        chars: options.maxTextChars ?? Infinity,
-        pauseMs: (options.maxAudioS ?? Infinity) * 1000,
+        chars: options.maxTextChars,
+        pauseMs: options.maxAudioS * 1000,
         streamed,
       },
     };
@@ -482,24 +482,19 @@ function loadDictionaries(file: string | undefined): {
   };
 }
 
-function workerInit(
-  options: EngineOptions,
-  files: ModelFiles,
-  lexiconDir: string,
-  warmupVoice: ResolvedVoice,
-): WorkerInit {
+function workerInit(options: EngineOptions, files: ModelFiles, warmupVoice: ResolvedVoice): WorkerInit {
   return {
     modelFile: files.modelFile,
     device: options.device,
     intraOpThreads: options.intraOpThreads,
-    soloThreads: options.soloThreads ?? 0,
-    allowSpinning: options.ortSpinning ?? false,
-    cpuArena: options.ortCpuArena ?? false,
-    lexiconDir,
+    soloThreads: options.soloThreads,
+    allowSpinning: options.ortSpinning,
+    cpuArena: options.ortCpuArena,
+    lexiconDir: options.lexiconDir,
     logSeverity: options.logSeverity,
     warmupVoice,
-    warmupLengths: options.warmupLengths ?? 'auto',
-    warmLanguages: options.warmLanguages ?? ['a', 'b'],
+    warmupLengths: options.warmupLengths,
+    warmLanguages: options.warmLanguages,
     ...(options.faultInjection ? { faultInjection: true } : {}),
   };
 }
@@ -510,9 +505,8 @@ function engineInfo(
   pool: WorkerPool,
   voices: VoiceCatalog,
   telemetry: OrtTelemetry,
-  lexiconDir: string,
 ): EngineInfo {
-  const haveFfmpeg = ffmpegAvailable(options.ffmpegPath ?? 'ffmpeg');
+  const haveFfmpeg = ffmpegAvailable(options.ffmpegPath);
   const formats = (Object.keys(FORMATS) as AudioFormat[]).filter(
     (f) => !(FORMATS[f] as FormatInfo).needsFfmpeg || haveFfmpeg,
   );
@@ -532,7 +526,10 @@ function engineInfo(
     formats,
     capabilities: { timestamps: contract.durations !== undefined },
     telemetry,
-    english: { frontEnd: hasLexicon(lexiconDir, 'a') ? 'misaki' : 'misaki-espeak', lexiconDir },
+    english: {
+      frontEnd: hasLexicon(options.lexiconDir, 'a') ? 'misaki' : 'misaki-espeak',
+      lexiconDir: options.lexiconDir,
+    },
   };
 }
 
@@ -542,7 +539,9 @@ export type { AudioChunk, OutputFormat, RunFigures, SynthesisRun } from './synth
 export type { WordTiming } from './text/alignment.ts';
 export type { PhonemeTiming } from './text/phoneme-timing.ts';
 export { audioCuts, type AudioCuts } from './audio/cuts.ts';
-export { DTYPE_FILES, type Dtype, type LanguageCode } from './kokoro/constants.ts';
+export { DEFAULT_FFMPEG } from './audio/aac.ts';
+export { DEFAULT_MARKUP_LIMITS } from './text/markup.ts';
+export { DEFAULT_DTYPE, DTYPE_FILES, type Dtype, type LanguageCode } from './kokoro/constants.ts';
 export {
   LANGUAGE_FACTS,
   SERVED_LANGUAGES,

@@ -1,6 +1,6 @@
 /**
  * Writes the configuration table of docs/configuration.md (between the `<!-- config -->` markers)
- * from the settings table, server/settings.ts. A unit test fails while the two differ.
+ * from the settings table, server/config/settings.ts. A unit test fails while the two differ.
  *
  * Usage: npm run docs:config
  */

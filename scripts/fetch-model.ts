@@ -8,7 +8,7 @@
  * misaki's English lexicons come too, into `<out>/misaki/` (model/kokoro/lexicon-download.ts).
  */
 import path from 'node:path';
-import { DTYPE_FILES, VOICE_IDS, type Dtype } from '../model/kokoro/constants.ts';
+import { DEFAULT_DTYPE, DTYPE_FILES, VOICE_IDS, type Dtype } from '../model/kokoro/constants.ts';
 import { LANGUAGE_FACTS } from '../model/text/languages/index.ts';
 import {
   DEFAULT_BASE_URL,
@@ -70,7 +70,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): Parse
   });
   if (values.help === true) return { help: true };
 
-  const dtype = values.dtype ?? 'fp32';
+  const dtype = values.dtype ?? DEFAULT_DTYPE;
   if (!isDtype(dtype)) {
     throw new UsageError(
       `Unknown --dtype "${dtype}". Choose one of: ${Object.keys(DTYPE_FILES).join(', ')}.`,
@@ -124,7 +124,7 @@ Usage: npm run fetch-model -- [options]
 
 Options:
   --out DIR            Output folder (default ${DEFAULT_OUT_DIR})
-  --dtype DTYPE        Model precision (default fp32):
+  --dtype DTYPE        Model precision (default ${DEFAULT_DTYPE}):
 ${dtypes}
   --voices LIST        "all" (default) or comma-separated voice ids, e.g. af_heart,bf_emma
   --base-url URL       Hugging Face endpoint or mirror (default $HF_ENDPOINT, else ${DEFAULT_BASE_URL})
@@ -195,8 +195,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     const relative = path.relative(process.cwd(), result.outDir);
     const inside = relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
     const dir = shellQuote(inside ? relative : result.outDir);
-    // The server loads fp32 unless told otherwise (server/config.ts reads KOKORO_DTYPE).
-    const dtypeEnv = options.dtype === 'fp32' ? '' : ` KOKORO_DTYPE=${options.dtype}`;
+    // The server loads the default dtype unless told otherwise (KOKORO_DTYPE).
+    const dtypeEnv = options.dtype === DEFAULT_DTYPE ? '' : ` KOKORO_DTYPE=${options.dtype}`;
     const summary =
       downloaded.length === 0
         ? `all ${skipped} files were already complete`

@@ -19,7 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { createEngine, type Engine } from '../model/engine.ts';
 import { ortBinaryDir } from '../model/inference/ort-session.ts';
 import { CUDA_WARMUP_LENGTHS, type WarmupStep } from '../model/inference/warmup.ts';
-import { ConfigError, engineOptions, parseConfig } from '../server/config.ts';
+import { ConfigError, engineOptions, parseConfig } from '../server/config/config.ts';
 import { intFlag, parseFlags, runMain, UsageError } from './lib/cli.ts';
 import { median } from './lib/stats.ts';
 

@@ -10,8 +10,8 @@
  * `process.execve`, Node 22.15 and later), unless the operator set it, turned it off
  * (`KOKORO_MALLOC_PIN=false`), or the allocator is not glibc.
  */
-import { readSetting } from './setting-kinds.ts';
-import { MALLOC_PIN } from './settings.ts';
+import { readSetting } from './config/setting-kinds.ts';
+import { MALLOC_PIN } from './config/settings-engine.ts';
 
 export const MMAP_THRESHOLD_VARIABLE = 'MALLOC_MMAP_THRESHOLD_';
 /** `KOKORO_MALLOC_PIN=false` leaves glibc's moving threshold alone. */

@@ -9,7 +9,7 @@ import Fastify, {
   type FastifyInstance,
   type FastifyReply,
 } from 'fastify';
-import type { Config } from './config.ts';
+import type { Config } from './config/config.ts';
 import {
   MEDIA_TYPES,
   TtsError,

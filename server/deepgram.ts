@@ -18,7 +18,7 @@ import type { Engine, RunFigures } from '../model/engine.ts';
 import { statusOfCode, type ErrorBody } from '../protocol/errors.ts';
 import { FORMATS, type AudioFormat } from '../protocol/formats.ts';
 import { SPEED_MAX, SPEED_MIN, codePointLength, refuseControlChars } from '../protocol/request.ts';
-import type { Config } from './config.ts';
+import type { Config } from './config/config.ts';
 import { ttsError } from './errors.ts';
 import {
   decodeText,

@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { PhonemeTiming, RunFigures, SynthesisRun, WordTiming } from '../model/engine.ts';
 import { ttsError, withRequestId } from './errors.ts';
-import type { Config } from './config.ts';
+import type { Config } from './config/config.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { isCancelled, recordClientGone, recordCompletion } from './outcomes.ts';
 import { synthesisRequest, type SynthesisOptions } from './request.ts';

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { pinMmapThreshold } from './allocator.ts';
 import { createEngine, fetchModel, locateModel, type Engine } from '../model/engine.ts';
 import { buildApp } from './app.ts';
-import { ConfigError, engineOptions, parseConfig, type Config } from './config.ts';
+import { ConfigError, engineOptions, parseConfig, type Config } from './config/config.ts';
 import { EmfReporter } from './emf.ts';
 import { engineEvents } from './engine-events.ts';
 import { Lifecycle } from './lifecycle.ts';

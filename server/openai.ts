@@ -20,7 +20,7 @@ import {
   type OpenAiStreamFormat,
   type VoiceListing,
 } from '../protocol/openai.ts';
-import type { Config } from './config.ts';
+import type { Config } from './config/config.ts';
 import { TtsError, toErrorBody, ttsError } from './errors.ts';
 import type { ErrorCode } from '../protocol/errors.ts';
 import { describe, parseOptions, type SynthesisOptions } from './request.ts';

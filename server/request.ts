@@ -27,7 +27,7 @@ import {
   type SynthesisRequest,
   type TextSettings,
 } from '../model/engine.ts';
-import type { Config } from './config.ts';
+import type { Config } from './config/config.ts';
 import { describeValue } from '../protocol/errors.ts';
 import { ttsError } from './errors.ts';
 

@@ -9,7 +9,7 @@ import { parseLanguage, type Engine } from '../model/engine.ts';
 import { FORMATS, type AudioFormat } from '../protocol/formats.ts';
 import { SPEED_MAX, SPEED_MIN, refuseControlChars } from '../protocol/request.ts';
 import { ttsError } from './errors.ts';
-import type { Config } from './config.ts';
+import type { Config } from './config/config.ts';
 import { describe, parseOptions, type SynthesisOptions } from './request.ts';
 
 /**

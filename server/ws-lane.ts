@@ -10,7 +10,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { PhonemeTiming, WordTiming } from '../model/engine.ts';
 import { NATIVE_SAMPLE_RATE, bytesPerSample } from '../protocol/formats.ts';
 import type { Heard } from '../protocol/frames.ts';
-import type { Config } from './config.ts';
+import type { Config } from './config/config.ts';
 import { ttsError } from './errors.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { recordClientGone, recordCompletion, type LineQuota } from './outcomes.ts';

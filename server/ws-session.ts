@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket, RawData } from 'ws';
-import type { Config } from './config.ts';
+import type { Config } from './config/config.ts';
 import { toErrorBody, ttsError } from './errors.ts';
 import type { Drainable, Lifecycle } from './lifecycle.ts';
 import { isCancelled, LineQuota, recordSessionRefusal } from './outcomes.ts';

@@ -67,6 +67,9 @@ const STDERR_TAIL_BYTES = 4096;
 /** ADTS header length without CRC. */
 const ADTS_HEADER_BYTES = 7;
 
+/** The ffmpeg binary when none is named (`FFMPEG_PATH`'s default): looked up on PATH. */
+export const DEFAULT_FFMPEG = 'ffmpeg';
+
 const availability = new Map<string, boolean>();
 
 /**
@@ -75,7 +78,7 @@ const availability = new Map<string, boolean>();
  * while ffmpeg runs).
  * @param ffmpegPath Binary to run; a bare name is looked up on PATH.
  */
-export function ffmpegAvailable(ffmpegPath = 'ffmpeg'): boolean {
+export function ffmpegAvailable(ffmpegPath = DEFAULT_FFMPEG): boolean {
   const cached = availability.get(ffmpegPath);
   if (cached !== undefined) return cached;
   let ok = false;
@@ -221,7 +224,7 @@ export class FfmpegPool {
   private closed = false;
 
   /** @param ffmpegPath Binary used for every process of this pool; a bare name is looked up on PATH. */
-  constructor(readonly ffmpegPath = 'ffmpeg') {}
+  constructor(readonly ffmpegPath = DEFAULT_FFMPEG) {}
 
   /** Pre-spawns one idle process for each configuration (bitrate defaults to {@link AAC_DEFAULT_BITRATE}). */
   warm(configs: readonly { sampleRate: number; bitrate?: number }[]): void {
@@ -275,7 +278,7 @@ export class FfmpegPool {
 export interface AacEncoderOptions extends EncoderOptions {
   /** Target bitrate in bit/s; default {@link AAC_DEFAULT_BITRATE} (48 kbit/s). */
   readonly bitrate?: number;
-  /** ffmpeg binary when no `pool` is given; default `'ffmpeg'` (looked up on PATH). */
+  /** ffmpeg binary when no `pool` is given; default `DEFAULT_FFMPEG`. */
   readonly ffmpegPath?: string;
   /** Warm pool to take a pre-spawned process from; its own `ffmpegPath` is used. */
   readonly pool?: FfmpegPool;
@@ -354,7 +357,7 @@ export class AacEncoder implements StreamEncoder {
     checkConfig(options.sampleRate, bitrate);
     const ff = options.pool
       ? options.pool.take(options.sampleRate, bitrate)
-      : new FfmpegProcess(options.ffmpegPath ?? 'ffmpeg', options.sampleRate, bitrate);
+      : new FfmpegProcess(options.ffmpegPath ?? DEFAULT_FFMPEG, options.sampleRate, bitrate);
     await ff.started;
     return new AacEncoder(
       ff,

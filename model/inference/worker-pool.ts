@@ -91,13 +91,13 @@ export interface PoolOptions {
   readonly maxQueued: number;
   /** See PolicySettings.soloMinMs. */
   readonly soloMinMs: number;
-  /** See PolicySettings.policy; `deadline` when absent. */
-  readonly policy?: PolicyName;
+  /** See PolicySettings.policy. */
+  readonly policy: PolicyName;
   /**
    * A request whose first audio is predicted (dispatch.ts, `predictFirstAudio`) later than this
-   * many ms, while work waits ahead of it, is refused as busy at once; absent or 0: never.
+   * many ms, while work waits ahead of it, is refused as busy at once; 0: never.
    */
-  readonly maxFirstAudioMs?: number;
+  readonly maxFirstAudioMs: number;
 }
 
 /** A submitted sentence: its outcome, and a way to make it next-needed. */
@@ -347,7 +347,7 @@ export class WorkerPool {
         `The server is at capacity: the inference queue is full (${this.#options.maxQueued} sentences waiting); retry shortly`,
       );
     }
-    const bound = this.#options.maxFirstAudioMs ?? 0;
+    const bound = this.#options.maxFirstAudioMs;
     if (bound <= 0) return undefined;
     const { wait, total } = predictFirstAudio(
       this.#snapshot(performance.now()),
@@ -365,7 +365,7 @@ export class WorkerPool {
   }
 
   get #policy(): PolicySettings {
-    return { soloMinMs: this.#options.soloMinMs, policy: this.#options.policy ?? 'deadline' };
+    return { soloMinMs: this.#options.soloMinMs, policy: this.#options.policy };
   }
 
   /** The pool as the policy sees it now: what waits (with each sentence's deadline), what runs. */

@@ -111,3 +111,6 @@ export const DTYPE_FILES = {
 } as const;
 
 export type Dtype = keyof typeof DTYPE_FILES;
+
+/** The export loaded and fetched unless one is named (`KOKORO_DTYPE`'s default). */
+export const DEFAULT_DTYPE: Dtype = 'fp32';

@@ -5,7 +5,14 @@
 import { setMaxListeners } from 'node:events';
 import { readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DTYPE_FILES, VOICE_FILE_BYTES, VOICE_IDS, isVoiceId, type Dtype } from './constants.ts';
+import {
+  DEFAULT_DTYPE,
+  DTYPE_FILES,
+  VOICE_FILE_BYTES,
+  VOICE_IDS,
+  isVoiceId,
+  type Dtype,
+} from './constants.ts';
 import { FetchModelError, downloadFile, isRecord, type PlannedFile } from './download-file.ts';
 
 export { FetchModelError, MIN_ONNX_BYTES, type FetchModelErrorCode } from './download-file.ts';
@@ -61,7 +68,7 @@ export type DownloadProgressEvent =
 export interface FetchModelOptions {
   /** Folder to fill; created if missing. Files land at their repository paths below it. */
   outDir: string;
-  /** Which ONNX export to fetch. Default `fp32`. */
+  /** Which ONNX export to fetch. Default `DEFAULT_DTYPE`. */
   dtype?: Dtype;
   /** Voice ids to fetch, or `'all'` (the default) for every id in `VOICE_IDS`. */
   voices?: readonly string[] | 'all';
@@ -145,7 +152,7 @@ export function resolveUrl(baseUrl: string, repo: string, revision: string, file
  * @throws the signal's reason when `signal` aborts.
  */
 export async function fetchModel(options: FetchModelOptions): Promise<FetchModelResult> {
-  const dtype = options.dtype ?? 'fp32';
+  const dtype = options.dtype ?? DEFAULT_DTYPE;
   const repo = options.repo ?? DEFAULT_REPO;
   const revision = options.revision ?? DEFAULT_REVISION;
   const baseUrl = checkBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL);

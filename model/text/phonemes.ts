@@ -29,11 +29,8 @@ export async function loadLanguage(lang: LanguageCode): Promise<void> {
 // Each language's warm-up text is varied, so the WebAssembly engine's hot paths and the
 // language's dictionary are loaded and compiled before the first request: cold, the first
 // sentences of a language take tens of milliseconds; after this, about one.
-/** Loads espeak-ng and runs it over varied text in each of `langs` (English by default). */
-export async function warmUpPhonemizer(
-  langs: readonly LanguageCode[] = ['a', 'b'],
-  rounds = 3,
-): Promise<void> {
+/** Loads espeak-ng and runs it over varied text in each of `langs` . */
+export async function warmUpPhonemizer(langs: readonly LanguageCode[], rounds = 3): Promise<void> {
   await loadPhonemizer();
   for (const lang of langs) await loadLanguage(lang);
   for (let r = 0; r < rounds; r++) {

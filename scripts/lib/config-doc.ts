@@ -1,12 +1,12 @@
-/** The configuration table of docs/configuration.md, written from the settings table (server/settings.ts). */
-import { formatValue, isComputed, type Setting } from '../../server/setting-kinds.ts';
-import { SETTINGS, type Config } from '../../server/settings.ts';
+/** The configuration table of docs/configuration.md, written from the settings table (server/config/settings.ts). */
+import { formatValue, isComputed, type Setting } from '../../server/config/setting-kinds.ts';
+import { SETTINGS } from '../../server/config/settings.ts';
 import { markdownTable } from './stats.ts';
 
 const code = (text: string): string => `\`${text}\``;
 
 /** The default as docs/configuration.md shows it: the rule when it is computed, `unset` when there is none. */
-export function defaultCell(setting: Setting<Config>): string {
+export function defaultCell(setting: Setting): string {
   const shown = isComputed(setting.default)
     ? setting.default.doc
     : formatValue(setting, setting.default) === ''
@@ -16,7 +16,7 @@ export function defaultCell(setting: Setting<Config>): string {
 }
 
 /** The description, with the bounds or the choices the value must keep to. */
-export function meaningCell(setting: Setting<Config>): string {
+export function meaningCell(setting: Setting): string {
   switch (setting.kind) {
     case 'int':
       return `${setting.description} (${setting.auto ? `${code('auto')} or ` : ''}${setting.min} to ${setting.max})`;
@@ -28,7 +28,7 @@ export function meaningCell(setting: Setting<Config>): string {
 }
 
 /** Markdown: variable, default, meaning; one row per setting, in the table's order. */
-export function configTable(settings: readonly Setting<Config>[] = SETTINGS): string {
+export function configTable(settings: readonly Setting[] = SETTINGS): string {
   const cell = (text: string) => text.replaceAll('|', '\\|');
   return markdownTable(
     ['variable', 'default', 'meaning'],

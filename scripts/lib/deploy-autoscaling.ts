@@ -30,11 +30,12 @@ import {
   type DeleteAlarmsCommandInput,
   type PutMetricAlarmCommandInput,
 } from '@aws-sdk/client-cloudwatch';
+import { DEFAULT_EMF_NAMESPACE } from '../../server/config/settings-logging.ts';
 import type { ApiCall, RemovalStep } from './deploy-aws.ts';
 import type { ScalingPlan } from './deploy-plan.ts';
 
 /** CloudWatch namespace of the server's EMF metrics unless --metrics-namespace says otherwise. */
-export const DEFAULT_METRICS_NAMESPACE = 'KokoroTTS';
+export const DEFAULT_METRICS_NAMESPACE = DEFAULT_EMF_NAMESPACE;
 /** The server's EMF metric of time to first audio, and its unit (an alarm only sees its own unit). */
 export const TTFA_METRIC = { name: 'TimeToFirstAudio', unit: 'Milliseconds' } as const;
 /** The TTFA alarm fires when 3 of the last 5 minutes had a p95 above the SLO: not on one slow minute. */

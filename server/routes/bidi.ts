@@ -13,7 +13,7 @@
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import { CARTESIA_WS_PATH, cartesiaDialect, cartesiaError, isCartesiaSocketPath } from '../cartesia.ts';
 import {

@@ -19,7 +19,7 @@ import {
   cartesiaSpeed,
   cartesiaVoiceId,
 } from '../cartesia.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../errors.ts';
 import {
   firstAudio,

@@ -8,7 +8,7 @@
  */
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { FORMATS, type AudioFormat } from '../../protocol/formats.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { deepgramVoice } from '../deepgram.ts';
 import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../errors.ts';
 import { headerText, sendAudioStream, startHttpSynthesis } from '../http-synthesis.ts';

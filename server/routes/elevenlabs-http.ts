@@ -10,7 +10,7 @@ import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { audioCuts, type Engine, type WordTiming } from '../../model/engine.ts';
 import { FORMATS, NATIVE_SAMPLE_RATE, bytesPerSample } from '../../protocol/formats.ts';
 import { SPEED_MAX, SPEED_MIN } from '../../protocol/request.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { ELEVENLABS_DEFAULT_FORMAT } from '../elevenlabs.ts';
 import { audioPieces, type AudioPiece } from '../elevenlabs-alignment.ts';
 import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../errors.ts';

@@ -9,7 +9,7 @@ import type { PhonemeTiming, WordTiming } from '../../model/engine.ts';
 import { FORMATS } from '../../protocol/formats.ts';
 import { timedPhonemes } from '../../protocol/frames.ts';
 import { formatSseEvent } from '../../protocol/sse.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { toErrorBody, ttsError, withRequestId } from '../errors.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import { firstAudio, sendAudioStream, startHttpSynthesis, type HttpSynthesis } from '../http-synthesis.ts';

@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { FORMATS } from '../../protocol/formats.ts';
 import { AUDIO_TOKENS_PER_SECOND, formatSpeechEvent, openAiModel } from '../../protocol/openai.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { TtsError, errorHeaders, fromFastifyError, ttsError } from '../errors.ts';
 import { sendAudioStream, startHttpSynthesis, type HttpSynthesis } from '../http-synthesis.ts';
 import type { Lifecycle } from '../lifecycle.ts';

@@ -8,7 +8,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { codePointLength } from '../../protocol/request.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { ttsError } from '../errors.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import {

@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { buildApp } from '../../dist/server/app.js';
-import { parseConfig, type Config } from '../../dist/server/config.js';
+import { parseConfig, type Config } from '../../dist/server/config/config.js';
 import { Lifecycle } from '../../dist/server/lifecycle.js';
 import { fakeEngine, type FakeEngine, type FakeEngineOptions } from './fake-engine.ts';
 

@@ -10,10 +10,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEngine, type EngineOptions } from '../../dist/model/engine.js';
 import { ModelDirError } from '../../dist/model/kokoro/model-dir.js';
-import { parseConfig } from '../../dist/server/config.js';
+import { parseConfig } from '../../dist/server/config/config.js';
 import { parseOptions } from '../../dist/server/request.js';
 import { writeStandinModelDir } from '../../scripts/lib/standin-model.ts';
-import { STANDIN_MODEL_DIR } from './harness.ts';
+import { testEngineOptions } from './harness.ts';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -23,16 +23,8 @@ function tempDir(): string {
 }
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-const base: EngineOptions = {
-  modelDir: STANDIN_MODEL_DIR,
-  dtype: 'fp32',
-  device: 'cpu',
-  workers: 1,
-  intraOpThreads: 1,
-  maxQueuedJobs: 16,
-  defaultVoice: 'af_heart',
-  logSeverity: 3,
-};
+// Sentences whole, so that each is one chunk.
+const base: EngineOptions = testEngineOptions({ MAX_QUEUED_JOBS: '16', FIRST_CHUNK_MIN_CHARS: '0' });
 
 async function collect(engine: Awaited<ReturnType<typeof createEngine>>, text: string, speed = 1) {
   const chunks = [];

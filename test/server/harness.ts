@@ -6,9 +6,9 @@
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
-import { createEngine, type Engine } from '../../dist/model/engine.js';
+import { createEngine, type Engine, type EngineOptions } from '../../dist/model/engine.js';
 import { buildApp } from '../../dist/server/app.js';
-import { engineOptions, parseConfig, type Config } from '../../dist/server/config.js';
+import { engineOptions, parseConfig, type Config } from '../../dist/server/config/config.js';
 import { engineEvents } from '../../dist/server/engine-events.js';
 import { Lifecycle } from '../../dist/server/lifecycle.js';
 import { createLogger } from '../../dist/server/logger.js';
@@ -18,6 +18,22 @@ export const STANDIN_MODEL_DIR = fileURLToPath(new URL('../fixtures/standin-mode
 export const TIMESTAMPED_MODEL_DIR = fileURLToPath(
   new URL('../fixtures/standin-model-timestamped', import.meta.url),
 );
+
+/**
+ * Engine options for a test that starts an engine of its own, as the server fills them from its
+ * settings: `env` over one worker of one thread on the stand-in model, on the CPU, with ONNX
+ * Runtime's log quiet.
+ */
+export function testEngineOptions(env: Record<string, string> = {}): EngineOptions {
+  const config = parseConfig({
+    KOKORO_MODEL_DIR: STANDIN_MODEL_DIR,
+    KOKORO_DEVICE: 'cpu',
+    KOKORO_WORKERS: '1',
+    KOKORO_INTRA_OP_THREADS: '1',
+    ...env,
+  });
+  return { ...engineOptions(config), logSeverity: 3 };
+}
 
 export interface TestServer {
   readonly config: Config;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSse } from 'kokoro-stream-client';
 import { ERROR_CODES, FORMATS, OPENAI_MODELS, OPENAI_VOICES } from '../../protocol/index.ts';
 import type { Engine } from '../../dist/model/engine.js';
-import { parseConfig } from '../../dist/server/config.js';
+import { parseConfig } from '../../dist/server/config/config.js';
 import { parseOptions } from '../../dist/server/request.js';
 import { CARTESIA_VOICES, DEEPGRAM_VOICES, ELEVENLABS_VOICES } from '../../dist/server/vendor-voices.js';
 import { MARKS_AFTER, MARKS_BEFORE, VISEMES, VISEME_SYMBOLS } from '../../dist/model/text/visemes.js';

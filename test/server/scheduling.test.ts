@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../dist/model/engine.js';
 import { writeStandinModelDir } from '../../scripts/lib/standin-model.ts';
+import { testEngineOptions } from './harness.ts';
 
 interface Dispatch {
   readonly index: number;
@@ -29,36 +30,27 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kokoro-scheduling-'));
   await writeStandinModelDir(dir, { repeat: 300, voices: ['af_heart'], log: () => {} });
   const starting = createEngine(
-    {
-      modelDir: dir,
-      dtype: 'fp32',
-      device: 'cpu',
-      workers: 2,
-      intraOpThreads: 1,
-      soloThreads: 2,
-      soloMinMs: 0,
-      lookahead: 2,
-      maxQueuedJobs: 16,
-      defaultVoice: 'af_heart',
-      logSeverity: 3,
-      firstChunkMinChars: 0,
-    },
+    testEngineOptions({
+      KOKORO_MODEL_DIR: dir,
+      KOKORO_WORKERS: '2',
+      KOKORO_SOLO_THREADS: '2',
+      KOKORO_SOLO_MIN_MS: '0',
+      LOOKAHEAD_SENTENCES: '2',
+      MAX_QUEUED_JOBS: '16',
+      FIRST_CHUNK_MIN_CHARS: '0',
+    }),
     { onDispatch: ({ index, solo }) => log.push({ index, solo, busy: engine.load().busy }) },
   );
   [engine, single] = await Promise.all([
     starting,
-    createEngine({
-      modelDir: dir,
-      dtype: 'fp32',
-      device: 'cpu',
-      workers: 1,
-      intraOpThreads: 1,
-      lookahead: 2,
-      maxQueuedJobs: 16,
-      defaultVoice: 'af_heart',
-      logSeverity: 3,
-      firstChunkMinChars: 0,
-    }),
+    createEngine(
+      testEngineOptions({
+        KOKORO_MODEL_DIR: dir,
+        LOOKAHEAD_SENTENCES: '2',
+        MAX_QUEUED_JOBS: '16',
+        FIRST_CHUNK_MIN_CHARS: '0',
+      }),
+    ),
   ]);
 });
 afterAll(async () => {
@@ -206,19 +198,13 @@ describe('deadlines on one worker, one sentence at a time', () => {
   beforeAll(async () => {
     const start = async (policy: Policy) => {
       const engine = await createEngine(
-        {
-          modelDir: dir,
-          dtype: 'fp32',
-          device: 'cpu',
-          workers: 1,
-          intraOpThreads: 1,
-          lookahead: 0,
-          maxQueuedJobs: 16,
-          defaultVoice: 'af_heart',
-          logSeverity: 3,
-          firstChunkMinChars: 0,
-          dispatchPolicy: policy,
-        },
+        testEngineOptions({
+          KOKORO_MODEL_DIR: dir,
+          LOOKAHEAD_SENTENCES: '0',
+          MAX_QUEUED_JOBS: '16',
+          FIRST_CHUNK_MIN_CHARS: '0',
+          DISPATCH_POLICY: policy,
+        }),
         { onDispatch: () => started.set(policy, (started.get(policy) ?? 0) + 1) },
       );
       engines.set(policy, engine);

@@ -9,18 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine, type EngineOptions } from '../../dist/model/engine.js';
-import { STANDIN_MODEL_DIR } from './harness.ts';
+import { STANDIN_MODEL_DIR, testEngineOptions } from './harness.ts';
 
 const options = (modelDir: string): EngineOptions => ({
-  modelDir,
-  dtype: 'fp32',
-  device: 'cpu',
-  workers: 1,
-  intraOpThreads: 1,
-  maxQueuedJobs: 8,
-  defaultVoice: 'af_heart',
-  logSeverity: 3,
-  warmLanguages: ['a'],
+  ...testEngineOptions({
+    KOKORO_MODEL_DIR: modelDir,
+    MAX_QUEUED_JOBS: '8',
+    KOKORO_WARM_LANGUAGES: 'a',
+    FIRST_CHUNK_MIN_CHARS: '0',
+  }),
   faultInjection: true,
 });
 

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
-import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig, type Config } from '../../server/config.ts';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import type { LanguageCode } from '../../model/engine.ts';
+import { ConfigError, parseConfig, type Config } from '../../server/config/config.ts';
 import {
   formatValue,
   parseValue,
@@ -9,8 +10,11 @@ import {
   type IntSetting,
   type OneOfSetting,
   type Setting,
-} from '../../server/setting-kinds.ts';
-import { SETTINGS } from '../../server/settings.ts';
+} from '../../server/config/setting-kinds.ts';
+import { SETTINGS as TABLE } from '../../server/config/settings.ts';
+
+/** The table, each entry seen as any setting. */
+const SETTINGS: readonly Setting[] = TABLE;
 
 describe('parseConfig', () => {
   it('has SageMaker-friendly defaults', () => {
@@ -149,13 +153,31 @@ describe('parseConfig', () => {
 });
 
 const DEFAULTS = parseConfig({});
-const ofKind = <S extends Setting<Config>>(kind: S['kind']) =>
+const ofKind = <S extends Setting>(kind: S['kind']) =>
   SETTINGS.filter((s): s is S => s.kind === kind).map((s) => [s.name, s] as const);
+/** The field a setting fills, if any. */
+const fieldOf = (s: Setting) => s.key as keyof Config | undefined;
 /** What a setting yields: its field, or (for a setting read before the configuration) itself read alone. */
-const valueOf = (s: Setting<Config>, env: Record<string, string>): unknown =>
-  s.key === undefined ? readSetting(s, env).value : parseConfig(env)[s.key];
+const valueOf = (s: Setting, env: Record<string, string>): unknown => {
+  const key = fieldOf(s);
+  return key === undefined ? readSetting(s, env).value : parseConfig(env)[key];
+};
 
 describe('the settings table', () => {
+  it('fills every field of Config, and Config has no other: its type is computed from the table', () => {
+    const keys = new Set(SETTINGS.flatMap((s) => (s.key === undefined ? [] : [s.key])));
+    expect(Object.keys(DEFAULTS).sort()).toEqual([...keys].sort());
+    expectTypeOf<keyof Config>().toEqualTypeOf<NonNullable<(typeof TABLE)[number]['key']>>();
+    // Each field has the type its entry's kind yields; text with no default may be unset.
+    expectTypeOf<Config['port']>().toEqualTypeOf<number>();
+    expectTypeOf<Config['webPage']>().toEqualTypeOf<boolean>();
+    expectTypeOf<Config['device']>().toEqualTypeOf<'auto' | 'cuda' | 'cpu'>();
+    expectTypeOf<Config['host']>().toEqualTypeOf<string>();
+    expectTypeOf<Config['authToken']>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<Config['corsOrigins']>().toEqualTypeOf<readonly string[]>();
+    expectTypeOf<Config['warmLanguages']>().toEqualTypeOf<readonly LanguageCode[]>();
+  });
+
   it('names each variable once, in upper case', () => {
     const names = SETTINGS.map((s) => s.name);
     expect(new Set(names).size).toBe(names.length);
@@ -165,7 +187,8 @@ describe('the settings table', () => {
   it.each(SETTINGS.map((s) => [s.name, s] as const))(
     '%s: its default, written out, parses back',
     (name, s) => {
-      const value = s.key === undefined ? readSetting(s, {}).value : DEFAULTS[s.key];
+      const key = fieldOf(s);
+      const value = key === undefined ? readSetting(s, {}).value : DEFAULTS[key];
       const written = formatValue(s, value);
       expect(valueOf(s, { [name]: written })).toEqual(value);
       // The whole configuration stays the default one: the written value means nothing else.
@@ -173,7 +196,7 @@ describe('the settings table', () => {
     },
   );
 
-  it.each(ofKind<IntSetting<Config>>('int'))('%s takes its bounds and refuses one past each', (name, s) => {
+  it.each(ofKind<IntSetting>('int'))('%s takes its bounds and refuses one past each', (name, s) => {
     expect(valueOf(s, { [name]: String(s.min) })).toBe(s.min);
     expect(valueOf(s, { [name]: String(s.max) })).toBe(s.max);
     const range = `should be ${s.auto ? 'auto or ' : ''}a whole number from ${s.min} to ${s.max}`;
@@ -182,38 +205,32 @@ describe('the settings table', () => {
     }
   });
 
-  it.each(ofKind<BoolSetting<Config>>('bool'))(
-    '%s reads the usual spellings and refuses "maybe"',
-    (name, s) => {
-      const spellings = new Map([
-        ['true', true],
-        [' YES ', true],
-        ['on', true],
-        ['1', true],
-        ['false', false],
-        ['No', false],
-        ['off', false],
-        ['0', false],
-      ]);
-      for (const [raw, value] of spellings) expect(valueOf(s, { [name]: raw })).toBe(value);
-      expect(() => parseConfig({ [name]: 'maybe' })).toThrow(`${name}="maybe" should be true or false`);
-    },
-  );
+  it.each(ofKind<BoolSetting>('bool'))('%s reads the usual spellings and refuses "maybe"', (name, s) => {
+    const spellings = new Map([
+      ['true', true],
+      [' YES ', true],
+      ['on', true],
+      ['1', true],
+      ['false', false],
+      ['No', false],
+      ['off', false],
+      ['0', false],
+    ]);
+    for (const [raw, value] of spellings) expect(valueOf(s, { [name]: raw })).toBe(value);
+    expect(() => parseConfig({ [name]: 'maybe' })).toThrow(`${name}="maybe" should be true or false`);
+  });
 
-  it.each(ofKind<OneOfSetting<Config>>('oneOf'))(
-    '%s reads each of its values and refuses others',
-    (name, s) => {
-      for (const value of s.values) expect(valueOf(s, { [name]: ` ${value.toUpperCase()} ` })).toBe(value);
-      expect(() => parseConfig({ [name]: 'nonsense' })).toThrow(
-        `${name}="nonsense" should be one of: ${s.values.join(', ')}`,
-      );
-    },
-  );
+  it.each(ofKind<OneOfSetting>('oneOf'))('%s reads each of its values and refuses others', (name, s) => {
+    for (const value of s.values) expect(valueOf(s, { [name]: ` ${value.toUpperCase()} ` })).toBe(value);
+    expect(() => parseConfig({ [name]: 'nonsense' })).toThrow(
+      `${name}="nonsense" should be one of: ${s.values.join(', ')}`,
+    );
+  });
 
   it('takes `auto` where an int allows it, as its default', () => {
-    const auto = ofKind<IntSetting<Config>>('int').filter(([, s]) => s.auto);
+    const auto = ofKind<IntSetting>('int').filter(([, s]) => s.auto);
     expect(auto.map(([name]) => name)).toEqual(['KOKORO_SOLO_THREADS']);
-    for (const [name, s] of auto) expect(valueOf(s, { [name]: 'Auto' })).toEqual(DEFAULTS[s.key!]);
+    for (const [name, s] of auto) expect(valueOf(s, { [name]: 'Auto' })).toEqual(DEFAULTS[fieldOf(s)!]);
   });
 
   it('holds no setting of a kind it cannot read', () => {
@@ -226,7 +243,7 @@ describe('the settings table', () => {
       description: 'a kind that does not exist',
     } as const;
     // @ts-expect-error: the table's type admits only the kinds that parseValue reads
-    const entry: Setting<Config> = float;
+    const entry: Setting = float;
     expect(() => parseValue(entry, '1.5')).toThrow('no kind of setting is called "float"');
     expect(() => formatValue(entry, 1)).toThrow('no kind of setting is called "float"');
   });

@@ -5,7 +5,7 @@ import { misakiEspeakPhonemes } from '../../model/text/phonemes.ts';
 import { normalizeFor, parseLanguage } from '../../model/text/languages/index.ts';
 import { filterToVocab } from '../../model/text/tokens.ts';
 import { splitSentences } from '../../model/text/sentences.ts';
-import { ConfigError, parseConfig } from '../../server/config.ts';
+import { ConfigError, parseConfig } from '../../server/config/config.ts';
 
 describe('parseLanguage', () => {
   it("takes Kokoro's letters, BCP 47 tags and Kokoro's pipeline names, in any case", () => {

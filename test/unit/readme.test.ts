@@ -10,7 +10,7 @@ const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
 const configuration = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
 
 describe('docs/configuration.md', () => {
-  it('holds the configuration table that `npm run docs:config` writes from server/settings.ts', () => {
+  it('holds the configuration table that `npm run docs:config` writes from server/config/settings.ts', () => {
     const block = /<!-- config -->\n([\s\S]*?)\n<!-- \/config -->/.exec(configuration)?.[1];
     expect(block, 'docs/configuration.md has no <!-- config --> … <!-- /config --> block').toBeDefined();
     expect(block, 'the configuration table is stale: run `npm run docs:config`').toBe(configTable());

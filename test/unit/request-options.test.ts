@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseOptions, type OptionContext, type SynthesisOptions } from '../../dist/server/request.js';
-import { parseConfig } from '../../dist/server/config.js';
+import { parseConfig } from '../../dist/server/config/config.js';
 import { TtsError } from '../../dist/server/errors.js';
 import type { Engine } from '../../dist/model/engine.js';
 import { fakeEngine } from '../app/fake-engine.ts';

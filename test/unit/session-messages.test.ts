@@ -4,7 +4,7 @@
  * query may ask for, and the frames each Deepgram dialect answers with (deepgramDialect).
  */
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../dist/server/config.js';
+import { parseConfig } from '../../dist/server/config/config.js';
 import { deepgramDialect, deepgramVersion, parseDeepgramMessage } from '../../dist/server/deepgram.js';
 import { TtsError } from '../../dist/server/errors.js';
 import { parseJsonObject, parseMessage, type Command } from '../../dist/server/session-messages.js';

@@ -1,42 +1,44 @@
 /**
  * The kinds of setting that `settings.ts` is a table of: how each reads its variable's text, what
- * it says when the text is wrong, and how it writes a value back (for the README and the tests).
- * Generic over the record the settings fill (`C`), so this file needs nothing else of the server.
+ * it says when the text is wrong, and how it writes a value back (for docs/configuration.md and the tests).
+ * Each kind's builder keeps the field an entry fills and the type of value it yields, so the
+ * configuration's type is computed from the table (`ConfigOf`) instead of written beside it.
  */
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** The field a setting fills; `undefined` for a setting read before the configuration is. */
+export type Key = string | undefined;
+
 /** What a computed default may look at: the machine and the other settings. */
-export interface Scope<C> {
+export interface Scope {
   /** Cores this process may use (`os.availableParallelism()`). */
   readonly cores: number;
-  /** Another field's value, read when first asked for, so the table's order does not matter. */
-  get<K extends keyof C>(key: K): C[K];
-  /** The variable `name`, which fills the same field (for one that, when set, wins over another). */
-  variable<K extends keyof C>(name: string, key: K): C[K];
+  /** Another setting's value, read when first asked for, so the table's order does not matter. */
+  get<V>(setting: Common<Key, V>): V;
 }
 
-/** A default worked out at startup, with the rule as the README shows it. */
-export interface Computed<C, V> {
+/** A default worked out at startup, with the rule as docs/configuration.md shows it. */
+export interface Computed<V> {
   /** Markdown, e.g. "`min(2, cores)`". */
   readonly doc: string;
-  compute(scope: Scope<C>): V;
+  compute(scope: Scope): V;
 }
 
-interface Common<C, K, V> {
+interface Common<K extends Key, V> {
   /** The environment variable. */
   readonly name: string;
   /** The field it fills; none for a setting that is read before the configuration is. */
   readonly key: K;
-  /** The value when the variable is unset or blank. */
-  readonly default: V | Computed<C, V>;
-  /** Said after the default in the README (markdown), e.g. "`true` in the images". */
+  /** The value when the variable is unset or blank; `undefined` (text only): the field may be unset. */
+  readonly default: V | Computed<V>;
+  /** Said after the default in docs/configuration.md (markdown), e.g. "`true` in the images". */
   readonly note?: string;
-  /** What it does and why, a sentence or two of markdown; figures belong in the README's sections. */
+  /** What it does and why, a sentence or two of markdown; figures belong in the docs pages. */
   readonly description: string;
 }
 
-export interface IntSetting<C, K = keyof C | undefined> extends Common<C, K, number> {
+export interface IntSetting<K extends Key = Key> extends Common<K, number> {
   readonly kind: 'int';
   readonly min: number;
   readonly max: number;
@@ -44,29 +46,29 @@ export interface IntSetting<C, K = keyof C | undefined> extends Common<C, K, num
   readonly auto?: boolean;
 }
 
-export interface BoolSetting<C, K = keyof C | undefined> extends Common<C, K, boolean> {
+export interface BoolSetting<K extends Key = Key> extends Common<K, boolean> {
   readonly kind: 'bool';
 }
 
-export interface OneOfSetting<C, K = keyof C | undefined, V extends string = string> extends Common<C, K, V> {
+export interface OneOfSetting<K extends Key = Key, V extends string = string> extends Common<K, V> {
   readonly kind: 'oneOf';
   /** Lower case: a value is matched after trimming and lower-casing. */
   readonly values: readonly V[];
 }
 
 /** Free text, trimmed. */
-export interface TextSetting<C, K = keyof C | undefined, V extends string | undefined = string | undefined>
-  extends Common<C, K, V> {
+export interface TextSetting<K extends Key = Key, V extends string | undefined = string | undefined>
+  extends Common<K, V> {
   readonly kind: 'text';
 }
 
 /** Comma-separated items, trimmed, empty ones dropped. */
-export interface ListSetting<C, K = keyof C | undefined> extends Common<C, K, readonly string[]> {
+export interface ListSetting<K extends Key = Key> extends Common<K, readonly string[]> {
   readonly kind: 'list';
 }
 
 /** A value with a grammar of its own. */
-export interface CustomSetting<C, K = keyof C | undefined, V = unknown> extends Common<C, K, V> {
+export interface CustomSetting<K extends Key = Key, V = unknown> extends Common<K, V> {
   readonly kind: 'custom';
   /** The value, or every problem as a whole sentence naming the variable. */
   parse(raw: string): Parsed<V>;
@@ -74,13 +76,52 @@ export interface CustomSetting<C, K = keyof C | undefined, V = unknown> extends 
   format(value: V): string;
 }
 
-export type Setting<C> =
-  | IntSetting<C>
-  | BoolSetting<C>
-  | OneOfSetting<C>
-  | TextSetting<C>
-  | ListSetting<C>
-  | CustomSetting<C>;
+export type Setting = IntSetting | BoolSetting | OneOfSetting | TextSetting | ListSetting | CustomSetting;
+
+/** The type of value a setting yields. */
+export type ValueOf<S> = S extends Common<Key, infer V> ? V : never;
+
+/** The configuration a table fills: each field the value of the settings that fill it. */
+export type ConfigOf<S extends Setting> = {
+  readonly [E in S as E['key'] & string]: ValueOf<E>;
+};
+
+// The builders: each entry's kind gives the type of its value; the field it fills is kept as a
+// literal, so that `ConfigOf` can name it.
+type Spec<S> = Omit<S, 'kind'>;
+
+export const int = <const K extends Key>(s: Spec<IntSetting<K>>): IntSetting<K> => ({ kind: 'int', ...s });
+
+export const bool = <const K extends Key>(s: Spec<BoolSetting<K>>): BoolSetting<K> => ({
+  kind: 'bool',
+  ...s,
+});
+
+export const oneOf = <const K extends Key, const V extends string>(
+  s: Omit<Spec<OneOfSetting<K, V>>, 'default'> & { readonly default: NoInfer<V> | Computed<NoInfer<V>> },
+): OneOfSetting<K, V> => ({ kind: 'oneOf', ...s });
+
+/** Free text; with no default (`undefined`), its field may be unset. */
+export function text<const K extends Key>(
+  s: Omit<Spec<TextSetting<K, string>>, 'default'> & { readonly default: undefined },
+): TextSetting<K, string | undefined>;
+export function text<const K extends Key>(s: Spec<TextSetting<K, string>>): TextSetting<K, string>;
+export function text<const K extends Key>(s: Spec<TextSetting<K>>): TextSetting<K> {
+  return { kind: 'text', ...s };
+}
+
+export const list = <const K extends Key>(s: Spec<ListSetting<K>>): ListSetting<K> => ({
+  kind: 'list',
+  ...s,
+});
+
+/** Its value's type is what `parse` yields. */
+export const custom = <const K extends Key, V>(
+  s: Omit<Spec<CustomSetting<K, V>>, 'default' | 'format'> & {
+    readonly default: NoInfer<V> | Computed<NoInfer<V>>;
+    format(value: NoInfer<V>): string;
+  },
+): CustomSetting<K, V> => ({ kind: 'custom', ...s });
 
 export type Parsed<V> = { readonly value: V } | { readonly problems: readonly string[] };
 
@@ -99,7 +140,7 @@ const TRUE = ['1', 'true', 'yes', 'on'];
 const FALSE = ['0', 'false', 'no', 'off'];
 
 /** Parses the text of a variable that is set (not blank). */
-export function parseValue<C>(setting: Setting<C>, raw: string): Parsed<unknown> {
+export function parseValue(setting: Setting, raw: string): Parsed<unknown> {
   const refuse = (should: string): Parsed<never> => ({ problems: [problem(setting.name, raw, should)] });
   const text = raw.trim();
   switch (setting.kind) {
@@ -145,23 +186,21 @@ function isUnset(raw: string | undefined): raw is undefined {
   return raw === undefined || raw.trim() === '';
 }
 
-export function isComputed<C, V>(value: V | Computed<C, V>): value is Computed<C, V> {
-  return (
-    typeof value === 'object' && value !== null && typeof (value as Computed<C, V>).compute === 'function'
-  );
+export function isComputed<V>(value: V | Computed<V>): value is Computed<V> {
+  return typeof value === 'object' && value !== null && typeof (value as Computed<V>).compute === 'function';
 }
 
 /**
  * Reads one setting's variable from `env`. A computed default needs the scope of the other settings;
  * a setting read on its own (before the configuration, as the allocator's is) has a plain one.
  */
-export function readSetting<C, V>(
-  setting: Setting<C> & { readonly default: V | Computed<C, V> },
+export function readSetting<V>(
+  setting: Setting & { readonly default: V | Computed<V> },
   env: Env,
-  scope?: Scope<C>,
+  scope?: Scope,
 ): Reading<V> {
   const fallback = (): V => {
-    const initial: V | Computed<C, V> = setting.default;
+    const initial: V | Computed<V> = setting.default;
     if (!isComputed(initial)) return initial;
     if (scope === undefined) throw new Error(`${setting.name}'s default is computed from other settings`);
     return initial.compute(scope);
@@ -178,7 +217,7 @@ export function readSetting<C, V>(
 }
 
 /** A value as the variable would hold it: `npm run docs:config` shows defaults so. */
-export function formatValue<C>(setting: Setting<C>, value: unknown): string {
+export function formatValue(setting: Setting, value: unknown): string {
   switch (setting.kind) {
     case 'int':
     case 'bool':

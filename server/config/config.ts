@@ -4,43 +4,23 @@
  * default are in the table of `settings.ts`; this file reads that table.
  */
 import { availableParallelism } from 'node:os';
-import type { EngineOptions } from '../model/engine.ts';
-import { ortSeverity } from './logger.ts';
+import type { EngineOptions } from '../../model/engine.ts';
+import { ortSeverity } from '../logger.ts';
 import { readSetting, type Scope, type Setting } from './setting-kinds.ts';
 import { SETTINGS, type Config } from './settings.ts';
 
 export type { Config } from './settings.ts';
 
-/** The engine settings a configuration implies (callers add their event handlers). */
+/**
+ * The engine's options a configuration implies (callers add their event handlers). The engine
+ * names each option as the field that fills it, so the configuration goes whole; only the log
+ * level and the longest pause change units here.
+ */
 export function engineOptions(config: Config): EngineOptions {
   return {
-    modelDir: config.modelDir,
-    dtype: config.dtype,
-    device: config.device,
-    workers: config.workers,
-    intraOpThreads: config.intraOpThreads,
-    soloThreads: config.soloThreads,
-    soloMinMs: config.soloMinMs,
-    ortSpinning: config.ortSpinning,
-    ortCpuArena: config.ortCpuArena,
-    lexiconDir: config.lexiconDir,
-    ortTelemetry: config.ortTelemetry,
-    warmupLengths: config.warmupLengths,
-    warmLanguages: config.warmLanguages,
-    maxQueuedJobs: config.maxQueuedJobs,
-    defaultVoice: config.defaultVoice,
+    ...config,
     logSeverity: ortSeverity(config.logLevel),
-    encoderWorkers: config.encoderWorkers,
-    ffmpegPath: config.ffmpegPath,
-    lookahead: config.lookaheadSentences,
-    dispatchPolicy: config.dispatchPolicy,
-    maxFirstAudioMs: config.maxFirstAudioMs,
-    firstChunkMinChars: config.firstChunkMinChars,
-    firstChunkBudgetMs: config.firstChunkBudgetMs,
-    ...(config.pronunciationsFile !== undefined ? { pronunciationsFile: config.pronunciationsFile } : {}),
     markupLimits: { maxPauseMs: config.maxPauseS * 1000 },
-    maxTextChars: config.maxTextChars,
-    maxAudioS: config.maxAudioS,
   };
 }
 
@@ -53,10 +33,13 @@ export class ConfigError extends Error {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+const TABLE: readonly Setting[] = SETTINGS;
+
 /** The setting that fills each field: the first in the table (a later one is its default's fallback). */
-const FILLS = new Map<keyof Config, Setting<Config>>();
-for (const setting of SETTINGS) {
-  if (setting.key !== undefined && !FILLS.has(setting.key)) FILLS.set(setting.key, setting);
+const FILLS = new Map<keyof Config, Setting>();
+for (const setting of TABLE) {
+  const key = setting.key as keyof Config | undefined;
+  if (key !== undefined && !FILLS.has(key)) FILLS.set(key, setting);
 }
 
 /**
@@ -65,10 +48,10 @@ for (const setting of SETTINGS) {
  */
 export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
   const problems: string[] = [];
-  const values = new Map<Setting<Config>, unknown>();
-  const reading = new Set<Setting<Config>>();
+  const values = new Map<Setting, unknown>();
+  const reading = new Set<Setting>();
   // Each variable is read once, when first needed: a default may depend on other settings.
-  const read = (setting: Setting<Config>): unknown => {
+  const read = (setting: Setting): unknown => {
     if (values.has(setting)) return values.get(setting);
     if (reading.has(setting)) throw new Error(`${setting.name}'s default depends on itself`);
     reading.add(setting);
@@ -77,19 +60,18 @@ export function parseConfig(env: Env, overrides: Partial<Config> = {}): Config {
     values.set(setting, value);
     return value;
   };
-  const scope: Scope<Config> = {
+  const scope: Scope = {
     cores: availableParallelism(),
-    get: <K extends keyof Config>(key: K) => read(FILLS.get(key)!) as Config[K],
-    variable: <K extends keyof Config>(name: string, key: K) => {
-      const setting = SETTINGS.find((s) => s.name === name);
-      if (setting?.key !== key) throw new Error(`no setting ${name} fills ${key}`);
-      return read(setting) as Config[K];
+    get: <V>(setting: { readonly name: string }) => {
+      const entry = TABLE.find((s) => s === setting);
+      if (entry === undefined) throw new Error(`${setting.name} is not in the settings table`);
+      return read(entry) as V;
     },
   };
 
   const fields = Object.fromEntries([...FILLS].map(([key, setting]) => [key, read(setting)]));
   // Settings read before the configuration (KOKORO_MALLOC_PIN) are validated here all the same.
-  for (const setting of SETTINGS) if (setting.key === undefined) read(setting);
+  for (const setting of TABLE) if (setting.key === undefined) read(setting);
 
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze({ ...(fields as unknown as Config), ...overrides });
