@@ -18,11 +18,11 @@ import {
   rawHttpRefusal,
   toHttpErrorBody,
   ttsError,
-} from './errors.ts';
-import type { Lifecycle } from './lifecycle.ts';
-import { PlainText } from './request.ts';
-import { isUpgrade, registerSecurity } from './security.ts';
-import { recordRefusal } from './outcomes.ts';
+} from './http/errors.ts';
+import type { Lifecycle } from './http/lifecycle.ts';
+import { PlainText } from './http/request.ts';
+import { isUpgrade, registerSecurity } from './http/security.ts';
+import { recordRefusal } from './observability/outcomes.ts';
 import { bidiRoutes } from './routes/bidi.ts';
 import { cartesiaRoutes } from './routes/cartesia-http.ts';
 import { deepgramHttpRoutes } from './routes/deepgram-http.ts';
@@ -33,7 +33,7 @@ import { openAiRoutes } from './routes/openai.ts';
 import { isPagePath, pageRoutes } from './routes/page.ts';
 import { phonemizeRoutes } from './routes/phonemize.ts';
 import { pingRoutes } from './routes/ping.ts';
-import { WS_MAX_FRAGMENTS } from './ws-session.ts';
+import { WS_MAX_FRAGMENTS } from './session/ws-session.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Engine, PhonemeTiming } from '../model/engine.ts';
 import { statusOfCode, type ErrorBody } from '../protocol/errors.ts';
-import { ttsError } from './errors.ts';
+import { ttsError } from './http/errors.ts';
 import {
   contextIdOf,
   decodeText,

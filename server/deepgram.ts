@@ -19,7 +19,7 @@ import { statusOfCode, type ErrorBody } from '../protocol/errors.ts';
 import { FORMATS, type AudioFormat } from '../protocol/formats.ts';
 import { SPEED_MAX, SPEED_MIN, codePointLength, refuseControlChars } from '../protocol/request.ts';
 import type { Config } from './config.ts';
-import { ttsError } from './errors.ts';
+import { ttsError } from './http/errors.ts';
 import {
   decodeText,
   parseJsonObject,

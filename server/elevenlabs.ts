@@ -18,7 +18,7 @@
  * `{"message", "error", "code"}` (and `contextId`), and the socket serves on.
  */
 import { audioCuts, type Engine, type WordTiming } from '../model/engine.ts';
-import { ttsError } from './errors.ts';
+import { ttsError } from './http/errors.ts';
 import { audioPieces, shiftAlignment } from './elevenlabs-alignment.ts';
 import {
   MAX_CONTEXT_ID_BYTES,

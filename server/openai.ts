@@ -21,9 +21,9 @@ import {
   type VoiceListing,
 } from '../protocol/openai.ts';
 import type { Config } from './config.ts';
-import { TtsError, toErrorBody, ttsError } from './errors.ts';
+import { TtsError, toErrorBody, ttsError } from './http/errors.ts';
 import type { ErrorCode } from '../protocol/errors.ts';
-import { describe, parseOptions, type SynthesisOptions } from './request.ts';
+import { describe, parseOptions, type SynthesisOptions } from './http/request.ts';
 
 export interface SpeechOptions {
   readonly options: SynthesisOptions;

@@ -6,8 +6,8 @@
 import type { PhonemeTiming, RunFigures, WordTiming } from '../model/engine.ts';
 import type { ErrorBody } from '../protocol/errors.ts';
 import { timedPhonemes, type ControlFrame, type Heard } from '../protocol/frames.ts';
-import { ttsError, withRequestId } from './errors.ts';
-import { peekRequestId } from './request.ts';
+import { ttsError, withRequestId } from './http/errors.ts';
+import { peekRequestId } from './http/request.ts';
 
 export type Command =
   /** One complete text to speak. */

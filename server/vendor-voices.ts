@@ -8,9 +8,9 @@
 import { parseLanguage, type Engine } from '../model/engine.ts';
 import { FORMATS, type AudioFormat } from '../protocol/formats.ts';
 import { SPEED_MAX, SPEED_MIN, refuseControlChars } from '../protocol/request.ts';
-import { ttsError } from './errors.ts';
+import { ttsError } from './http/errors.ts';
 import type { Config } from './config.ts';
-import { describe, parseOptions, type SynthesisOptions } from './request.ts';
+import { describe, parseOptions, type SynthesisOptions } from './http/request.ts';
 
 /**
  * ElevenLabs' premade voices (their ids are public, in ElevenLabs' voice library and the SDKs'

@@ -14,7 +14,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Config } from '../config.ts';
-import type { Lifecycle } from '../lifecycle.ts';
+import type { Lifecycle } from '../http/lifecycle.ts';
 import { CARTESIA_WS_PATH, cartesiaDialect, cartesiaError, isCartesiaSocketPath } from '../cartesia.ts';
 import {
   DEEPGRAM_PATH,
@@ -24,9 +24,9 @@ import {
   deepgramWarning,
 } from '../deepgram.ts';
 import { elevenLabsDialect, elevenLabsError, elevenLabsSocketPath } from '../elevenlabs.ts';
-import { TtsError, toErrorBody, ttsError } from '../errors.ts';
+import { TtsError, toErrorBody, ttsError } from '../http/errors.ts';
 import { nativeDialect, type SessionDialect } from '../session-messages.ts';
-import { Session } from '../ws-session.ts';
+import { Session } from '../session/ws-session.ts';
 import type { ErrorBody } from '../../protocol/errors.ts';
 
 export const BIDI_PATH = '/invocations-bidirectional-stream';

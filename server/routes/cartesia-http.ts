@@ -20,7 +20,7 @@ import {
   cartesiaVoiceId,
 } from '../cartesia.ts';
 import type { Config } from '../config.ts';
-import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../errors.ts';
+import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../http/errors.ts';
 import {
   firstAudio,
   mapAudio,
@@ -28,10 +28,10 @@ import {
   sendAudioStream,
   startHttpSynthesis,
   type HttpSynthesis,
-} from '../http-synthesis.ts';
-import type { Lifecycle } from '../lifecycle.ts';
-import { isCancelled, recordRefusal } from '../outcomes.ts';
-import { describe, type SynthesisOptions } from '../request.ts';
+} from '../http/synthesis.ts';
+import type { Lifecycle } from '../http/lifecycle.ts';
+import { isCancelled, recordRefusal } from '../observability/outcomes.ts';
+import { describe, type SynthesisOptions } from '../http/request.ts';
 import {
   CARTESIA_VOICES,
   bodyFields,

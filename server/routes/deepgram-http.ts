@@ -10,11 +10,11 @@ import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { FORMATS, type AudioFormat } from '../../protocol/formats.ts';
 import type { Config } from '../config.ts';
 import { deepgramVoice } from '../deepgram.ts';
-import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../errors.ts';
-import { headerText, sendAudioStream, startHttpSynthesis } from '../http-synthesis.ts';
-import type { Lifecycle } from '../lifecycle.ts';
-import { recordRefusal } from '../outcomes.ts';
-import { parseOptions } from '../request.ts';
+import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../http/errors.ts';
+import { headerText, sendAudioStream, startHttpSynthesis } from '../http/synthesis.ts';
+import type { Lifecycle } from '../http/lifecycle.ts';
+import { recordRefusal } from '../observability/outcomes.ts';
+import { parseOptions } from '../http/request.ts';
 import { bodyFields } from '../vendor-voices.ts';
 
 /** Deepgram's error body. */

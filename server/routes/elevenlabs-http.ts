@@ -13,11 +13,11 @@ import { SPEED_MAX, SPEED_MIN } from '../../protocol/request.ts';
 import type { Config } from '../config.ts';
 import { ELEVENLABS_DEFAULT_FORMAT } from '../elevenlabs.ts';
 import { audioPieces, type AudioPiece } from '../elevenlabs-alignment.ts';
-import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../errors.ts';
-import { mapAudio, sendAudioStream, startHttpSynthesis } from '../http-synthesis.ts';
-import type { Lifecycle } from '../lifecycle.ts';
-import { recordRefusal } from '../outcomes.ts';
-import { describe, type SynthesisOptions } from '../request.ts';
+import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../http/errors.ts';
+import { mapAudio, sendAudioStream, startHttpSynthesis } from '../http/synthesis.ts';
+import type { Lifecycle } from '../http/lifecycle.ts';
+import { recordRefusal } from '../observability/outcomes.ts';
+import { describe, type SynthesisOptions } from '../http/request.ts';
 import {
   ELEVENLABS_VOICES,
   bodyFields,

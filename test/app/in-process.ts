@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { buildApp } from '../../dist/server/app.js';
 import { parseConfig, type Config } from '../../dist/server/config.js';
-import { Lifecycle } from '../../dist/server/lifecycle.js';
+import { Lifecycle } from '../../dist/server/http/lifecycle.js';
 import { fakeEngine, type FakeEngine, type FakeEngineOptions } from './fake-engine.ts';
 
 export interface InProcessApp {

@@ -6,8 +6,8 @@
  */
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { redactUrl, redactUrlsIn } from '../../dist/server/credentials.js';
-import { createLogger } from '../../dist/server/logger.js';
+import { redactUrl, redactUrlsIn } from '../../dist/server/http/credentials.js';
+import { createLogger } from '../../dist/server/observability/logger.js';
 
 const URLS = new Map<string, string>([
   ['/ping', '/ping'],

@@ -18,7 +18,7 @@ import {
   toHttpErrorBody,
   ttsError,
   withRequestId,
-} from '../../dist/server/errors.js';
+} from '../../dist/server/http/errors.js';
 
 const GENERIC = 'The server failed while handling this request; it has been logged.';
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../dist/model/engine.js';
 import { parseConfig } from '../../dist/server/config.js';
-import { TtsError, ttsError } from '../../dist/server/errors.js';
+import { TtsError, ttsError } from '../../dist/server/http/errors.js';
 import { parseSpeechRequest, toOpenAiError, type SpeechOptions } from '../../dist/server/openai.js';
 import { fakeEngine } from '../app/fake-engine.ts';
 

@@ -4,9 +4,9 @@
  * real voice catalog, PCM and WAV.
  */
 import { describe, expect, it } from 'vitest';
-import { parseOptions, type OptionContext, type SynthesisOptions } from '../../dist/server/request.js';
+import { parseOptions, type OptionContext, type SynthesisOptions } from '../../dist/server/http/request.js';
 import { parseConfig } from '../../dist/server/config.js';
-import { TtsError } from '../../dist/server/errors.js';
+import { TtsError } from '../../dist/server/http/errors.js';
 import type { Engine } from '../../dist/model/engine.js';
 import { fakeEngine } from '../app/fake-engine.ts';
 

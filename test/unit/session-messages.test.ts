@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../dist/server/config.js';
 import { deepgramDialect, deepgramVersion, parseDeepgramMessage } from '../../dist/server/deepgram.js';
-import { TtsError } from '../../dist/server/errors.js';
+import { TtsError } from '../../dist/server/http/errors.js';
 import { parseJsonObject, parseMessage, type Command } from '../../dist/server/session-messages.js';
 import { fakeEngine } from '../app/fake-engine.ts';
 

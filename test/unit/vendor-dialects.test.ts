@@ -24,7 +24,7 @@ import {
   elevenLabsDialect,
   elevenLabsSocketPath,
 } from '../../dist/server/elevenlabs.js';
-import { TtsError } from '../../dist/server/errors.js';
+import { TtsError } from '../../dist/server/http/errors.js';
 import {
   MAX_CONTEXT_ID_BYTES,
   contextAudioFrame,
@@ -34,7 +34,7 @@ import {
   type Command,
   type OutgoingFrame,
 } from '../../dist/server/session-messages.js';
-import { startsSentenceAfterOne } from '../../dist/server/utterance.js';
+import { startsSentenceAfterOne } from '../../dist/server/session/utterance.js';
 import {
   CARTESIA_VOICES,
   ELEVENLABS_VOICES,

@@ -6,9 +6,9 @@
  * through the async iterator; the session writes through {@link Utterance.append} and ends with
  * `flush`.
  */
-import { spokenText, type Segment, type Segmenter } from '../model/engine.ts';
-import { ttsError } from '../protocol/errors.ts';
-import type { SynthesisOptions } from './request.ts';
+import { spokenText, type Segment, type Segmenter } from '../../model/engine.ts';
+import { ttsError } from '../../protocol/errors.ts';
+import type { SynthesisOptions } from '../http/request.ts';
 
 export interface UtteranceLimits {
   /** UTF-8 bytes of text received and not yet handed to the engine. */

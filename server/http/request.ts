@@ -4,7 +4,7 @@
  * Wrong types and out-of-range values are errors, never clamped.
  */
 import { randomUUID } from 'node:crypto';
-import { FORMATS, isAudioFormat, type AudioFormat } from '../protocol/formats.ts';
+import { FORMATS, isAudioFormat, type AudioFormat } from '../../protocol/formats.ts';
 import {
   MAX_REQUEST_ID_CHARS,
   SPEED_MAX,
@@ -12,7 +12,7 @@ import {
   TRANSPORTS,
   codePointLength,
   type Transport,
-} from '../protocol/request.ts';
+} from '../../protocol/request.ts';
 import {
   foreignPhonemeSymbols,
   parseNormalizationOptions,
@@ -26,9 +26,9 @@ import {
   type Segment,
   type SynthesisRequest,
   type TextSettings,
-} from '../model/engine.ts';
-import type { Config } from './config.ts';
-import { describeValue } from '../protocol/errors.ts';
+} from '../../model/engine.ts';
+import type { Config } from '../config.ts';
+import { describeValue } from '../../protocol/errors.ts';
 import { ttsError } from './errors.ts';
 
 export interface SynthesisOptions {

@@ -13,11 +13,11 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket, RawData } from 'ws';
-import type { Config } from './config.ts';
-import { toErrorBody, ttsError } from './errors.ts';
-import type { Drainable, Lifecycle } from './lifecycle.ts';
-import { isCancelled, LineQuota, recordSessionRefusal } from './outcomes.ts';
-import { NATIVE_DIALECT, type Command, type SessionDialect } from './session-messages.ts';
+import type { Config } from '../config.ts';
+import { toErrorBody, ttsError } from '../http/errors.ts';
+import type { Drainable, Lifecycle } from '../http/lifecycle.ts';
+import { isCancelled, LineQuota, recordSessionRefusal } from '../observability/outcomes.ts';
+import { NATIVE_DIALECT, type Command, type SessionDialect } from '../session-messages.ts';
 import { itemBytes, Lane, type Item, type LaneHost } from './ws-lane.ts';
 
 /** Above this many unsent bytes, sending waits for the socket to drain. */

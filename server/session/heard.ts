@@ -2,9 +2,9 @@
  * What a WebSocket run in flight has sent, counted as it goes, and what a cut of it reports as
  * heard: the samples that left the server and the words they cover whole.
  */
-import type { WordTiming } from '../model/engine.ts';
-import { NATIVE_SAMPLE_RATE } from '../protocol/formats.ts';
-import type { Heard } from '../protocol/frames.ts';
+import type { WordTiming } from '../../model/engine.ts';
+import { NATIVE_SAMPLE_RATE } from '../../protocol/formats.ts';
+import type { Heard } from '../../protocol/frames.ts';
 import type { Utterance } from './utterance.ts';
 
 /** What a run in flight has sent, for a cancel's answer. */

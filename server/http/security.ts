@@ -5,7 +5,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Config } from './config.ts';
+import type { Config } from '../config.ts';
 import { BEARER_PROTOCOL, KEY_HEADERS, KEY_PARAMS } from './credentials.ts';
 import { rawHttpRefusal, ttsError } from './errors.ts';
 

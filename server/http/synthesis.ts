@@ -6,11 +6,11 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
-import type { PhonemeTiming, RunFigures, SynthesisRun, WordTiming } from '../model/engine.ts';
+import type { PhonemeTiming, RunFigures, SynthesisRun, WordTiming } from '../../model/engine.ts';
 import { ttsError, withRequestId } from './errors.ts';
-import type { Config } from './config.ts';
+import type { Config } from '../config.ts';
 import type { Lifecycle } from './lifecycle.ts';
-import { isCancelled, recordClientGone, recordCompletion } from './outcomes.ts';
+import { isCancelled, recordClientGone, recordCompletion } from '../observability/outcomes.ts';
 import { synthesisRequest, type SynthesisOptions } from './request.ts';
 
 const HEADER_SAFE = /^[\x20-\x7e]+$/;

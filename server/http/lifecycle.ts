@@ -3,9 +3,9 @@
  * closed. It holds the engine once it exists and knows the work in flight, so shutdown can finish
  * what was accepted before it closes anything.
  */
-import type { Engine } from '../model/engine.ts';
+import type { Engine } from '../../model/engine.ts';
 import { ttsError } from './errors.ts';
-import { Metrics } from './metrics.ts';
+import { Metrics } from '../observability/metrics.ts';
 
 export type State = 'starting' | 'ready' | 'draining' | 'failed';
 

@@ -13,9 +13,9 @@ import {
   type ErrorBody,
   type ErrorCode,
   type HttpErrorBody,
-} from '../protocol/errors.ts';
+} from '../../protocol/errors.ts';
 
-export { TtsError, ttsError } from '../protocol/errors.ts';
+export { TtsError, ttsError } from '../../protocol/errors.ts';
 
 /**
  * Tags an error with the request it belongs to and returns it, for `throw`. A failure that is not

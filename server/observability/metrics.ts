@@ -3,7 +3,7 @@
  * process. The engine's live figures (queue depth, busy workers) are read at scrape time.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Engine, RunFigures } from '../model/engine.ts';
+import type { Engine, RunFigures } from '../../model/engine.ts';
 
 const LATENCY_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1, 1.5, 2.5, 5, 10];
 

@@ -4,9 +4,9 @@
  * whether a failure was only the client going away.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { RunFigures } from '../model/engine.ts';
-import { isAbortError } from '../protocol/errors.ts';
-import type { AudioFormat } from '../protocol/formats.ts';
+import type { RunFigures } from '../../model/engine.ts';
+import { isAbortError } from '../../protocol/errors.ts';
+import type { AudioFormat } from '../../protocol/formats.ts';
 import type { Metrics } from './metrics.ts';
 
 /** Logs and counts a request synthesized to the end. Never logs the text, only its length. */

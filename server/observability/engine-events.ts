@@ -3,7 +3,7 @@
  * process (main.ts) and by the tests' servers alike, so that a test of a metric tests what ships.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { EngineEvents } from '../model/engine.ts';
+import type { EngineEvents } from '../../model/engine.ts';
 import type { Metrics } from './metrics.ts';
 
 export function engineEvents(log: FastifyBaseLogger, metrics: Metrics): EngineEvents {

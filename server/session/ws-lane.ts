@@ -7,13 +7,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import type { PhonemeTiming, WordTiming } from '../model/engine.ts';
-import { NATIVE_SAMPLE_RATE, bytesPerSample } from '../protocol/formats.ts';
-import type { Heard } from '../protocol/frames.ts';
-import type { Config } from './config.ts';
-import { ttsError } from './errors.ts';
-import type { Lifecycle } from './lifecycle.ts';
-import { recordClientGone, recordCompletion, type LineQuota } from './outcomes.ts';
+import type { PhonemeTiming, WordTiming } from '../../model/engine.ts';
+import { NATIVE_SAMPLE_RATE, bytesPerSample } from '../../protocol/formats.ts';
+import type { Heard } from '../../protocol/frames.ts';
+import type { Config } from '../config.ts';
+import { ttsError } from '../http/errors.ts';
+import type { Lifecycle } from '../http/lifecycle.ts';
+import { recordClientGone, recordCompletion, type LineQuota } from '../observability/outcomes.ts';
 import {
   parseAppend,
   parseOptions,
@@ -21,8 +21,8 @@ import {
   synthesisRequest,
   textSettingsOf,
   type SynthesisOptions,
-} from './request.ts';
-import type { AppendOptions, OutgoingFrame, SessionDialect, Turn } from './session-messages.ts';
+} from '../http/request.ts';
+import type { AppendOptions, OutgoingFrame, SessionDialect, Turn } from '../session-messages.ts';
 import { Utterance } from './utterance.ts';
 import { heardOf, type RunInFlight } from './heard.ts';
 
