@@ -2,7 +2,8 @@
  * What a client sees when something fails, decided once. Every failure a client can see is a
  * TtsError (protocol/errors.ts) raised where it is known; `toErrorBody` turns any thrown value
  * into the JSON body of an HTTP error, a WebSocket `error` control frame or an SSE `error` event,
- * and the vendor dialects (openai.ts, deepgram.ts) translate that body into their own shapes.
+ * and the vendor dialects (dialects/openai/speech.ts, dialects/deepgram/socket.ts) translate that
+ * body into their own shapes.
  */
 import type { FastifyError } from 'fastify';
 import {

@@ -100,6 +100,22 @@ function invalid(param: string, message: string): never {
   throw ttsError('TTS_ERR_INVALID_OPTION', message, { data: { param } });
 }
 
+/**
+ * The sample rate asked for `format` (its default rate when `asked` is undefined), or what
+ * `refuse` throws, given the rates the format is offered at (comma-separated) and the value asked.
+ * Every route and dialect checks a rate here, each wording the refusal its own way.
+ */
+export function offeredRate(
+  format: AudioFormat,
+  asked: unknown,
+  refuse: (rates: string, asked: unknown) => Error,
+): number {
+  const rate = asked === undefined ? FORMATS[format].defaultRate : asked;
+  const rates = FORMATS[format].rates as readonly number[];
+  if (typeof rate !== 'number' || !rates.includes(rate)) throw refuse(rates.join(', '), rate);
+  return rate;
+}
+
 /** The request id to echo on errors, when the message carried a usable one. */
 export function peekRequestId(body: Record<string, unknown>): string | undefined {
   const id = body.request_id;
@@ -212,14 +228,9 @@ export function parseOptions(body: Record<string, unknown>, ctx: OptionContext):
     invalid('format', `format should be one of: ${formats.join(', ')}; got ${describe(format)}`);
   }
 
-  const rates = FORMATS[format].rates as readonly number[];
-  const sampleRate = body.sample_rate === undefined ? FORMATS[format].defaultRate : body.sample_rate;
-  if (typeof sampleRate !== 'number' || !rates.includes(sampleRate)) {
-    invalid(
-      'sample_rate',
-      `sample_rate for ${format} should be one of: ${rates.join(', ')}; got ${describe(sampleRate)}`,
-    );
-  }
+  const sampleRate = offeredRate(format, body.sample_rate, (rates, asked) =>
+    invalid('sample_rate', `sample_rate for ${format} should be one of: ${rates}; got ${describe(asked)}`),
+  );
 
   let stream = true;
   let transport: Transport = 'binary';

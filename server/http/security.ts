@@ -6,14 +6,27 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
+import type { Dialect } from '../dialects/dialect.ts';
 import { BEARER_PROTOCOL, KEY_HEADERS, KEY_PARAMS } from './credentials.ts';
 import { rawHttpRefusal, ttsError } from './errors.ts';
 
 /** Routes a load balancer or SageMaker must reach without credentials. */
 const OPEN_PATHS = new Set(['/ping']);
 
-/** The vendors' sockets, the only routes whose key may travel in the query (KEY_PARAMS). */
-const VENDOR_SOCKET = /^\/(?:tts\/websocket|v1\/text-to-speech\/[^/]+\/(?:multi-)?stream-input)$/;
+/**
+ * The socket paths whose key may travel in the query (KEY_PARAMS): those of the dialects whose
+ * clients send it there (`keyInQuery`), as one pattern (a route's `:name` is one path segment).
+ */
+function keyInQueryPaths(dialects: readonly Dialect[]): RegExp {
+  const paths = dialects.flatMap((d) => (d.socket?.keyInQuery ? d.socket.paths : []));
+  const patterns = paths.map((p) =>
+    p
+      .split('/')
+      .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/'),
+  );
+  return patterns.length === 0 ? /(?!)/ : new RegExp(`^(?:${patterns.join('|')})$`);
+}
 
 /**
  * The token a request carries: `Authorization: Bearer …` (or `Token …`, as Deepgram's clients send
@@ -22,7 +35,7 @@ const VENDOR_SOCKET = /^\/(?:tts\/websocket|v1\/text-to-speech\/[^/]+\/(?:multi-
  * `bearer.<base64url token>` subprotocol offered after the real one (`kokoro-tts`), which the
  * server then selects.
  */
-function presentedToken(request: FastifyRequest): string | undefined {
+function presentedToken(request: FastifyRequest, keyInQuery: RegExp): string | undefined {
   const match = /^(?:Bearer|Token)\s+(.+)$/i.exec(request.headers.authorization ?? '');
   if (match) return match[1]!.trim();
   for (const name of KEY_HEADERS) {
@@ -31,7 +44,7 @@ function presentedToken(request: FastifyRequest): string | undefined {
   }
   if (!isUpgrade(request)) return undefined;
   const [path, search] = request.url.split('?', 2) as [string, string | undefined];
-  const query = new URLSearchParams(VENDOR_SOCKET.test(path) ? (search ?? '') : '');
+  const query = new URLSearchParams(keyInQuery.test(path) ? (search ?? '') : '');
   for (const name of KEY_PARAMS) {
     const value = query.get(name)?.replace(/^Bearer\s+/i, '');
     if (value) return value;
@@ -52,11 +65,16 @@ function sameToken(given: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+/**
+ * Adds the hooks. `isOpen`: paths served without credentials besides /ping; `dialects`: the
+ * registry, whose socket paths say where a key may come in the query.
+ */
 export function registerSecurity(
   app: FastifyInstance,
   config: Config,
-  isOpen: (path: string) => boolean = () => false,
+  { isOpen = () => false, dialects }: { isOpen?: (path: string) => boolean; dialects: readonly Dialect[] },
 ): void {
+  const keyInQuery = keyInQueryPaths(dialects);
   const origins = config.corsOrigins;
   if (origins.length > 0) {
     const any = origins.includes('*');
@@ -82,7 +100,7 @@ export function registerSecurity(
     app.addHook('onRequest', async (request, reply) => {
       const path = request.url.split('?')[0]!;
       if (request.method === 'OPTIONS' || OPEN_PATHS.has(path) || isOpen(path)) return;
-      const presented = presentedToken(request);
+      const presented = presentedToken(request, keyInQuery);
       if (presented !== undefined && sameToken(presented, token)) return;
       const refusal = ttsError(
         'TTS_ERR_UNAUTHORIZED',

@@ -22,7 +22,7 @@ import {
   textSettingsOf,
   type SynthesisOptions,
 } from '../http/request.ts';
-import type { AppendOptions, OutgoingFrame, SessionDialect, Turn } from '../session-messages.ts';
+import type { AppendOptions, OutgoingFrame, SessionDialect, Turn } from '../dialects/dialect.ts';
 import { Utterance } from './utterance.ts';
 import { heardOf, type RunInFlight } from './heard.ts';
 

@@ -17,7 +17,8 @@ import type { Config } from '../config.ts';
 import { toErrorBody, ttsError } from '../http/errors.ts';
 import type { Drainable, Lifecycle } from '../http/lifecycle.ts';
 import { isCancelled, LineQuota, recordSessionRefusal } from '../observability/outcomes.ts';
-import { NATIVE_DIALECT, type Command, type SessionDialect } from '../session-messages.ts';
+import type { Command, SessionDialect } from '../dialects/dialect.ts';
+import { NATIVE_DIALECT } from '../dialects/native/messages.ts';
 import { itemBytes, Lane, type Item, type LaneHost } from './ws-lane.ts';
 
 /** Above this many unsent bytes, sending waits for the socket to drain. */

@@ -11,7 +11,9 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine, SynthesisRequest } from '../../dist/model/engine.js';
 import { ttsError } from '../../dist/protocol/errors.js';
-import { CARTESIA_VOICES, DEEPGRAM_VOICES, ELEVENLABS_VOICES } from '../../dist/server/vendor-voices.js';
+import { CARTESIA_VOICES } from '../../dist/server/dialects/cartesia/voices.js';
+import { DEEPGRAM_VOICES } from '../../dist/server/dialects/deepgram/voices.js';
+import { ELEVENLABS_VOICES } from '../../dist/server/dialects/elevenlabs/voices.js';
 import { fakeEngine } from './fake-engine.ts';
 import { inProcessApp, type InProcessApp } from './in-process.ts';
 

@@ -11,7 +11,9 @@ import { ERROR_CODES, FORMATS, OPENAI_MODELS, OPENAI_VOICES } from '../../protoc
 import type { Engine } from '../../dist/model/engine.js';
 import { parseConfig } from '../../dist/server/config.js';
 import { parseOptions } from '../../dist/server/http/request.js';
-import { CARTESIA_VOICES, DEEPGRAM_VOICES, ELEVENLABS_VOICES } from '../../dist/server/vendor-voices.js';
+import { CARTESIA_VOICES } from '../../dist/server/dialects/cartesia/voices.js';
+import { DEEPGRAM_VOICES } from '../../dist/server/dialects/deepgram/voices.js';
+import { ELEVENLABS_VOICES } from '../../dist/server/dialects/elevenlabs/voices.js';
 import { MARKS_AFTER, MARKS_BEFORE, VISEMES, VISEME_SYMBOLS } from '../../dist/model/text/visemes.js';
 import { TIMESTAMPED_MODEL_DIR, sharedServer, TestClient, type TestServer } from './harness.ts';
 

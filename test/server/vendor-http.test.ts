@@ -21,7 +21,8 @@ import * as livekitElevenLabs from '@livekit/agents-plugin-elevenlabs';
 import * as livekitOpenAi from '@livekit/agents-plugin-openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPENAI_VOICES } from '../../protocol/openai.ts';
-import { ELEVENLABS_VOICES, CARTESIA_VOICES } from '../../server/vendor-voices.ts';
+import { CARTESIA_VOICES } from '../../server/dialects/cartesia/voices.ts';
+import { ELEVENLABS_VOICES } from '../../server/dialects/elevenlabs/voices.ts';
 import { FFMPEG, decode } from './audio-tools.ts';
 import { TIMESTAMPED_MODEL_DIR, bytesDiff, referencePcm, sharedServer, type TestServer } from './harness.ts';
 

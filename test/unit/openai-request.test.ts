@@ -7,7 +7,11 @@ import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../dist/model/engine.js';
 import { parseConfig } from '../../dist/server/config.js';
 import { TtsError, ttsError } from '../../dist/server/http/errors.js';
-import { parseSpeechRequest, toOpenAiError, type SpeechOptions } from '../../dist/server/openai.js';
+import {
+  parseSpeechRequest,
+  toOpenAiError,
+  type SpeechOptions,
+} from '../../dist/server/dialects/openai/speech.js';
 import { fakeEngine } from '../app/fake-engine.ts';
 
 const config = parseConfig({ KOKORO_MODEL_DIR: '/nonexistent', MAX_TEXT_CHARS: '20' });

@@ -17,34 +17,29 @@ import {
   cartesiaSpeed,
   cartesiaVoiceId,
   isCartesiaSocketPath,
-} from '../../dist/server/cartesia.js';
-import type { CharAlignment } from '../../dist/server/elevenlabs-alignment.js';
+} from '../../dist/server/dialects/cartesia/socket.js';
+import type { CharAlignment } from '../../dist/server/dialects/elevenlabs/alignment.js';
 import {
   ELEVENLABS_DEFAULT_FORMAT,
   elevenLabsDialect,
   elevenLabsSocketPath,
-} from '../../dist/server/elevenlabs.js';
+} from '../../dist/server/dialects/elevenlabs/socket.js';
 import { TtsError } from '../../dist/server/http/errors.js';
+import type { Command, OutgoingFrame } from '../../dist/server/dialects/dialect.js';
+import { MAX_CONTEXT_ID_BYTES, contextIdOf } from '../../dist/server/dialects/messages.js';
 import {
-  MAX_CONTEXT_ID_BYTES,
   contextAudioFrame,
-  contextIdOf,
   nativeDialect,
   parseMessage,
-  type Command,
-  type OutgoingFrame,
-} from '../../dist/server/session-messages.js';
+} from '../../dist/server/dialects/native/messages.js';
 import { startsSentenceAfterOne } from '../../dist/server/session/utterance.js';
 import {
   CARTESIA_VOICES,
-  ELEVENLABS_VOICES,
   cartesiaOutput,
-  elevenLabsOutput,
   pcm16ToFloat32,
-  vendorSpeed,
-  vendorVoice,
-  type VendorOutput,
-} from '../../dist/server/vendor-voices.js';
+} from '../../dist/server/dialects/cartesia/voices.js';
+import { ELEVENLABS_VOICES, elevenLabsOutput } from '../../dist/server/dialects/elevenlabs/voices.js';
+import { vendorSpeed, vendorVoice, type VendorOutput } from '../../dist/server/dialects/vendor-voices.js';
 import { fakeEngine } from '../app/fake-engine.ts';
 
 /** The real voice catalog (the stand-in's and kokoro-js's voices): only `voices.resolve` is used. */

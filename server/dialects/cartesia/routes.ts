@@ -9,18 +9,18 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
-import type { Engine, PhonemeTiming, WordTiming } from '../../model/engine.ts';
-import { FORMATS } from '../../protocol/formats.ts';
-import { sseEvent } from '../../protocol/sse.ts';
+import type { Engine, PhonemeTiming, WordTiming } from '../../../model/engine.ts';
+import { FORMATS } from '../../../protocol/formats.ts';
+import { sseEvent } from '../../../protocol/sse.ts';
 import {
   CARTESIA_CHUNK_BYTES,
   cartesiaError,
   cartesiaPhonemes,
   cartesiaSpeed,
   cartesiaVoiceId,
-} from '../cartesia.ts';
-import type { Config } from '../config.ts';
-import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../http/errors.ts';
+} from './socket.ts';
+import type { Config } from '../../config.ts';
+import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../../http/errors.ts';
 import {
   firstAudio,
   mapAudio,
@@ -28,16 +28,14 @@ import {
   sendAudioStream,
   startHttpSynthesis,
   type HttpSynthesis,
-} from '../http/synthesis.ts';
-import type { Lifecycle } from '../http/lifecycle.ts';
-import { isCancelled, recordRefusal } from '../observability/outcomes.ts';
-import { describe, type SynthesisOptions } from '../http/request.ts';
+} from '../../http/synthesis.ts';
+import type { Lifecycle } from '../../http/lifecycle.ts';
+import { isCancelled, recordRefusal } from '../../observability/outcomes.ts';
+import { describe, type SynthesisOptions } from '../../http/request.ts';
+import { CARTESIA_VOICES, cartesiaOutput, pcm16ToFloat32 } from './voices.ts';
 import {
-  CARTESIA_VOICES,
   bodyFields,
-  cartesiaOutput,
   checkVendorModel,
-  pcm16ToFloat32,
   vendorLanguage,
   vendorOptions,
   vendorSpeed,
@@ -65,7 +63,7 @@ export function toCartesiaError(
     code: body.code,
     body: {
       error_code: body.code,
-      // As the WebSocket's error messages title it (cartesia.ts).
+      // As the WebSocket's error messages title it (socket.ts).
       title: body.code.replaceAll('_', ' '),
       message: body.message,
       request_id: body.request_id ?? requestId,

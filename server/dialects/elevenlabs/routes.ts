@@ -2,27 +2,26 @@
  * ElevenLabs' text-to-speech over HTTP, under /v1/text-to-speech: `POST /:voice_id/stream` and
  * `POST /:voice_id` (the audio, streamed as it is synthesized or as one file), and
  * `POST /:voice_id/stream/with-timestamps` (one JSON object per line, under 64 KB: a piece of
- * audio in base64 with the character alignment of the words that start in it, elevenlabs-alignment.ts). What ElevenLabs' SDK and LiveKit's plugin
+ * audio in base64 with the character alignment of the words that start in it, alignment.ts). What ElevenLabs' SDK and LiveKit's plugin
  * send is translated into the server's request; every error under the prefix, the shared hooks' too
  * (auth, the drain), answers in ElevenLabs' shape, `{"detail": {"status", "message"}}`.
  */
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
-import { audioCuts, type Engine, type WordTiming } from '../../model/engine.ts';
-import { FORMATS, NATIVE_SAMPLE_RATE, bytesPerSample } from '../../protocol/formats.ts';
-import { SPEED_MAX, SPEED_MIN } from '../../protocol/request.ts';
-import type { Config } from '../config.ts';
-import { ELEVENLABS_DEFAULT_FORMAT } from '../elevenlabs.ts';
-import { audioPieces, type AudioPiece } from '../elevenlabs-alignment.ts';
-import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../http/errors.ts';
-import { mapAudio, sendAudioStream, startHttpSynthesis } from '../http/synthesis.ts';
-import type { Lifecycle } from '../http/lifecycle.ts';
-import { recordRefusal } from '../observability/outcomes.ts';
-import { describe, type SynthesisOptions } from '../http/request.ts';
+import { audioCuts, type Engine, type WordTiming } from '../../../model/engine.ts';
+import { FORMATS, NATIVE_SAMPLE_RATE, bytesPerSample } from '../../../protocol/formats.ts';
+import { SPEED_MAX, SPEED_MIN } from '../../../protocol/request.ts';
+import type { Config } from '../../config.ts';
+import { ELEVENLABS_DEFAULT_FORMAT } from './socket.ts';
+import { audioPieces, type AudioPiece } from './alignment.ts';
+import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../../http/errors.ts';
+import { mapAudio, sendAudioStream, startHttpSynthesis } from '../../http/synthesis.ts';
+import type { Lifecycle } from '../../http/lifecycle.ts';
+import { recordRefusal } from '../../observability/outcomes.ts';
+import { describe, type SynthesisOptions } from '../../http/request.ts';
+import { ELEVENLABS_VOICES, elevenLabsOutput } from './voices.ts';
 import {
-  ELEVENLABS_VOICES,
   bodyFields,
   checkVendorModel,
-  elevenLabsOutput,
   vendorLanguage,
   vendorOptions,
   vendorSpeed,

@@ -15,25 +15,13 @@
  * serves on. A model that cannot time sends the audio without them.
  */
 import { randomUUID } from 'node:crypto';
-import type { Engine, PhonemeTiming } from '../model/engine.ts';
-import { statusOfCode, type ErrorBody } from '../protocol/errors.ts';
-import { ttsError } from './http/errors.ts';
-import {
-  contextIdOf,
-  decodeText,
-  parseJsonObject,
-  type Command,
-  type SessionDialect,
-} from './session-messages.ts';
-import {
-  CARTESIA_VOICES,
-  cartesiaOutput,
-  checkVendorModel,
-  pcm16ToFloat32,
-  vendorLanguage,
-  vendorSpeed,
-  vendorVoice,
-} from './vendor-voices.ts';
+import type { Engine, PhonemeTiming } from '../../../model/engine.ts';
+import { statusOfCode, type ErrorBody } from '../../../protocol/errors.ts';
+import { ttsError } from '../../http/errors.ts';
+import type { Command, SessionDialect } from '../dialect.ts';
+import { contextIdOf, decodeText, parseJsonObject } from '../messages.ts';
+import { CARTESIA_VOICES, cartesiaOutput, pcm16ToFloat32 } from './voices.ts';
+import { checkVendorModel, vendorLanguage, vendorSpeed, vendorVoice } from '../vendor-voices.ts';
 
 export const CARTESIA_WS_PATH = '/tts/websocket';
 

@@ -6,12 +6,12 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
-import { FORMATS } from '../../protocol/formats.ts';
-import { AUDIO_TOKENS_PER_SECOND, formatSpeechEvent, openAiModel } from '../../protocol/openai.ts';
-import type { Config } from '../config.ts';
-import { TtsError, errorHeaders, fromFastifyError, ttsError } from '../http/errors.ts';
-import { sendAudioStream, startHttpSynthesis, type HttpSynthesis } from '../http/synthesis.ts';
-import type { Lifecycle } from '../http/lifecycle.ts';
+import { FORMATS } from '../../../protocol/formats.ts';
+import { AUDIO_TOKENS_PER_SECOND, formatSpeechEvent, openAiModel } from '../../../protocol/openai.ts';
+import type { Config } from '../../config.ts';
+import { TtsError, errorHeaders, fromFastifyError, ttsError } from '../../http/errors.ts';
+import { sendAudioStream, startHttpSynthesis, type HttpSynthesis } from '../../http/synthesis.ts';
+import type { Lifecycle } from '../../http/lifecycle.ts';
 import {
   modelEntry,
   modelList,
@@ -19,8 +19,8 @@ import {
   toOpenAiError,
   unknownModel,
   voiceListing,
-} from '../openai.ts';
-import { isCancelled, recordRefusal } from '../observability/outcomes.ts';
+} from './speech.ts';
+import { isCancelled, recordRefusal } from '../../observability/outcomes.ts';
 
 export const openAiRoutes: FastifyPluginAsync<{ config: Config; lifecycle: Lifecycle }> = async (
   app,

@@ -5,16 +5,16 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsync } from 'fastify';
-import type { PhonemeTiming, WordTiming } from '../../model/engine.ts';
-import { FORMATS } from '../../protocol/formats.ts';
-import { timedPhonemes } from '../../protocol/frames.ts';
-import { formatSseEvent } from '../../protocol/sse.ts';
-import type { Config } from '../config.ts';
-import { toErrorBody, ttsError, withRequestId } from '../http/errors.ts';
-import type { Lifecycle } from '../http/lifecycle.ts';
-import { firstAudio, sendAudioStream, startHttpSynthesis, type HttpSynthesis } from '../http/synthesis.ts';
-import { PlainText, parseOptions, peekRequestId, type SynthesisOptions } from '../http/request.ts';
-import { isCancelled } from '../observability/outcomes.ts';
+import type { PhonemeTiming, WordTiming } from '../../../model/engine.ts';
+import { FORMATS } from '../../../protocol/formats.ts';
+import { timedPhonemes } from '../../../protocol/frames.ts';
+import { formatSseEvent } from '../../../protocol/sse.ts';
+import type { Config } from '../../config.ts';
+import { toErrorBody, ttsError, withRequestId } from '../../http/errors.ts';
+import type { Lifecycle } from '../../http/lifecycle.ts';
+import { firstAudio, sendAudioStream, startHttpSynthesis, type HttpSynthesis } from '../../http/synthesis.ts';
+import { PlainText, parseOptions, peekRequestId, type SynthesisOptions } from '../../http/request.ts';
+import { isCancelled } from '../../observability/outcomes.ts';
 
 function wantsSse(accept: string | undefined): boolean {
   return accept !== undefined && /(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept);

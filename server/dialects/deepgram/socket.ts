@@ -14,20 +14,17 @@
  * last audio, `Interrupt` answered by `SpeechInterrupted`, `SessionMetadata` before the close.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Engine, RunFigures } from '../model/engine.ts';
-import { statusOfCode, type ErrorBody } from '../protocol/errors.ts';
-import { FORMATS, type AudioFormat } from '../protocol/formats.ts';
-import { SPEED_MAX, SPEED_MIN, codePointLength, refuseControlChars } from '../protocol/request.ts';
-import type { Config } from './config.ts';
-import { ttsError } from './http/errors.ts';
-import {
-  decodeText,
-  parseJsonObject,
-  type Command,
-  type SessionDialect,
-  type Turn,
-} from './session-messages.ts';
-import { DEEPGRAM_VOICES, vendorVoice } from './vendor-voices.ts';
+import type { Engine, RunFigures } from '../../../model/engine.ts';
+import { statusOfCode, type ErrorBody } from '../../../protocol/errors.ts';
+import type { AudioFormat } from '../../../protocol/formats.ts';
+import { SPEED_MAX, SPEED_MIN, codePointLength, refuseControlChars } from '../../../protocol/request.ts';
+import type { Config } from '../../config.ts';
+import { ttsError } from '../../http/errors.ts';
+import { offeredRate } from '../../http/request.ts';
+import type { Command, SessionDialect, Turn } from '../dialect.ts';
+import { decodeText, parseJsonObject } from '../messages.ts';
+import { DEEPGRAM_VOICES } from './voices.ts';
+import { vendorVoice } from '../vendor-voices.ts';
 
 export const DEEPGRAM_PATH = '/v1/speak';
 export const DEEPGRAM_V2_PATH = '/v2/speak';
@@ -57,6 +54,9 @@ export interface DeepgramWarning {
 export function deepgramWarning(code: string, description: string): DeepgramWarning {
   return { type: 'Warning', description, code, warn_msg: description };
 }
+
+/** An error as a Warning: a message refused, a connection refused. */
+export const warningOf = (body: ErrorBody): DeepgramWarning => deepgramWarning(body.code, body.message);
 
 const ENCODINGS = { linear16: 'pcm', mulaw: 'mulaw', alaw: 'alaw' } as const satisfies Record<
   string,
@@ -111,14 +111,10 @@ function sessionOptions(query: URLSearchParams, engine: Engine, config: Config) 
     throw badQuery(`encoding "${encoding.slice(0, 32)}" is not supported; use linear16, mulaw or alaw`);
   }
   const format = ENCODINGS[encoding as keyof typeof ENCODINGS];
-  const rates = FORMATS[format].rates as readonly number[];
   const rateText = query.get('sample_rate');
-  const sampleRate = rateText === null ? FORMATS[format].defaultRate : Number(rateText);
-  if (!rates.includes(sampleRate)) {
-    throw badQuery(
-      `sample_rate ${JSON.stringify(rateText)} is not supported for ${encoding}; use one of ${rates.join(', ')}`,
-    );
-  }
+  const sampleRate = offeredRate(format, rateText === null ? undefined : Number(rateText), (rates) =>
+    badQuery(`sample_rate ${JSON.stringify(rateText)} is not supported for ${encoding}; use one of ${rates}`),
+  );
   const speedText = query.get('speed');
   const speed = speedText === null ? undefined : Number(speedText);
   if (speed !== undefined && !(speed >= SPEED_MIN && speed <= SPEED_MAX)) {
@@ -176,7 +172,7 @@ function auraDialect({ voice, warnings, defaults }: SessionOptions): SessionDial
       ...(heard ? { heard } : {}),
     }),
     contextClosed: () => undefined,
-    error: (body) => deepgramWarning(body.code, body.message),
+    error: warningOf,
     defaults,
   };
 }
@@ -295,7 +291,7 @@ function fluxDialect({ voice, warnings, defaults }: SessionOptions): SessionDial
     error: (body: ErrorBody) =>
       statusOfCode(body.code) >= 500
         ? { type: 'Error', code: body.code, description: body.message }
-        : deepgramWarning(body.code, body.message),
+        : warningOf(body),
     defaults,
   };
 }

@@ -10,8 +10,8 @@
  * last character end only when that message completes a word. The last character of a piece lasts
  * until the piece's audio ends, so the characters of each message cover its audio.
  */
-import type { AudioCuts, WordTiming } from '../model/engine.ts';
-import type { AudioSpan } from './session-messages.ts';
+import type { AudioCuts, WordTiming } from '../../../model/engine.ts';
+import type { AudioSpan } from '../dialect.ts';
 
 /** The most bytes one message (a WebSocket message, a line of NDJSON) may take. */
 export const MAX_MESSAGE_BYTES = 64_000;

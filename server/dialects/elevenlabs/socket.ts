@@ -11,31 +11,20 @@
  *   `{"isFinal": true, "contextId"}` after its audio; `close_socket` ends them all and closes.
  *
  * Audio goes out as `{"audio": base64, "isFinal": null, "alignment", "normalizedAlignment"}`, in
- * pieces under 64 KB cut where words start (elevenlabs-alignment.ts), each with the characters of
+ * pieces under 64 KB cut where words start (alignment.ts), each with the characters of
  * the words that start in it, timed from that message's first sample as ElevenLabs does (Pipecat
  * adds each message's end to the next), or from the context's first sample with
  * `sync_alignment=true` (LiveKit sends it, and adds nothing). Problems are
  * `{"message", "error", "code"}` (and `contextId`), and the socket serves on.
  */
-import { audioCuts, type Engine, type WordTiming } from '../model/engine.ts';
-import { ttsError } from './http/errors.ts';
-import { audioPieces, shiftAlignment } from './elevenlabs-alignment.ts';
-import {
-  MAX_CONTEXT_ID_BYTES,
-  decodeText,
-  parseJsonObject,
-  type Command,
-  type SessionDialect,
-} from './session-messages.ts';
-import {
-  ELEVENLABS_VOICES,
-  checkVendorModel,
-  elevenLabsOutput,
-  vendorLanguage,
-  vendorSpeed,
-  vendorVoice,
-} from './vendor-voices.ts';
-import type { ErrorBody } from '../protocol/errors.ts';
+import { audioCuts, type Engine, type WordTiming } from '../../../model/engine.ts';
+import { ttsError } from '../../http/errors.ts';
+import { audioPieces, shiftAlignment } from './alignment.ts';
+import type { Command, SessionDialect } from '../dialect.ts';
+import { MAX_CONTEXT_ID_BYTES, decodeText, parseJsonObject } from '../messages.ts';
+import { ELEVENLABS_VOICES, elevenLabsOutput } from './voices.ts';
+import { checkVendorModel, vendorLanguage, vendorSpeed, vendorVoice } from '../vendor-voices.ts';
+import type { ErrorBody } from '../../../protocol/errors.ts';
 
 const WS_PATH = /^\/?v1\/text-to-speech\/([^/?]+)\/(stream-input|multi-stream-input)$/;
 

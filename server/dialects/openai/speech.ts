@@ -1,11 +1,11 @@
 /**
  * The OpenAI dialect of the HTTP API (protocol/openai.ts): a speech request's fields checked and
- * translated into the server's own request (server/request.ts does the rest of the checking, with
- * the same messages as every route), the listings, and errors in OpenAI's shape with OpenAI's
+ * translated into the server's own request (server/http/request.ts does the rest of the checking,
+ * with the same messages as every route), the listings, and errors in OpenAI's shape with OpenAI's
  * status codes.
  */
-import type { Engine } from '../model/engine.ts';
-import { SPEED_MAX, SPEED_MIN, refuseControlChars } from '../protocol/request.ts';
+import type { Engine } from '../../../model/engine.ts';
+import { SPEED_MAX, SPEED_MIN, refuseControlChars } from '../../../protocol/request.ts';
 import {
   OPENAI_FORMATS,
   OPENAI_MODELS,
@@ -19,11 +19,11 @@ import {
   type OpenAiErrorBody,
   type OpenAiStreamFormat,
   type VoiceListing,
-} from '../protocol/openai.ts';
-import type { Config } from './config.ts';
-import { TtsError, toErrorBody, ttsError } from './http/errors.ts';
-import type { ErrorCode } from '../protocol/errors.ts';
-import { describe, parseOptions, type SynthesisOptions } from './http/request.ts';
+} from '../../../protocol/openai.ts';
+import type { Config } from '../../config.ts';
+import { TtsError, toErrorBody, ttsError } from '../../http/errors.ts';
+import type { ErrorCode } from '../../../protocol/errors.ts';
+import { describe, parseOptions, type SynthesisOptions } from '../../http/request.ts';
 
 export interface SpeechOptions {
   readonly options: SynthesisOptions;

@@ -7,14 +7,14 @@
  * `{"err_code", "err_msg", "request_id"}`.
  */
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
-import { FORMATS, type AudioFormat } from '../../protocol/formats.ts';
-import type { Config } from '../config.ts';
-import { deepgramVoice } from '../deepgram.ts';
-import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../http/errors.ts';
-import { headerText, sendAudioStream, startHttpSynthesis } from '../http/synthesis.ts';
-import type { Lifecycle } from '../http/lifecycle.ts';
-import { recordRefusal } from '../observability/outcomes.ts';
-import { parseOptions } from '../http/request.ts';
+import { FORMATS, type AudioFormat } from '../../../protocol/formats.ts';
+import type { Config } from '../../config.ts';
+import { deepgramVoice } from './socket.ts';
+import { TtsError, errorHeaders, fromFastifyError, toErrorBody, ttsError } from '../../http/errors.ts';
+import { headerText, sendAudioStream, startHttpSynthesis } from '../../http/synthesis.ts';
+import type { Lifecycle } from '../../http/lifecycle.ts';
+import { recordRefusal } from '../../observability/outcomes.ts';
+import { offeredRate, parseOptions } from '../../http/request.ts';
 import { bodyFields } from '../vendor-voices.ts';
 
 /** Deepgram's error body. */
@@ -93,14 +93,12 @@ export const deepgramHttpRoutes: FastifyPluginAsync<{ config: Config; lifecycle:
     }
     const format = formatOf(query.get('encoding') ?? 'linear16', query.get('container'));
     const rateText = query.get('sample_rate');
-    const rates = FORMATS[format].rates as readonly number[];
-    const sampleRate = rateText === null ? FORMATS[format].defaultRate : Number(rateText);
-    if (!rates.includes(sampleRate)) {
-      throw invalid(
+    const sampleRate = offeredRate(format, rateText === null ? undefined : Number(rateText), (rates) =>
+      invalid(
         'sample_rate',
-        `sample_rate ${JSON.stringify(rateText)} is not offered for this encoding; use one of ${rates.join(', ')}`,
-      );
-    }
+        `sample_rate ${JSON.stringify(rateText)} is not offered for this encoding; use one of ${rates}`,
+      ),
+    );
     const speedText = query.get('speed');
     const options = parseOptions(
       {
