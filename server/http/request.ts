@@ -358,6 +358,41 @@ export function synthesisRequest(
   };
 }
 
+/** What a WebSocket message's options are read with: the session's config, engine and dialect defaults. */
+export interface SessionContext {
+  readonly config: Config;
+  readonly engine: Engine;
+  /** Fields every request and first append of the session starts from (its own fields win). */
+  readonly defaults: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A WebSocket request's options: its fields over the dialect's defaults, with `assignedId` as its
+ * request id when it names none (the id it was answered under on arrival).
+ */
+export function parseSessionRequest(
+  fields: Record<string, unknown>,
+  assignedId: string,
+  { config, engine }: Omit<SessionContext, 'defaults'>,
+): SynthesisOptions {
+  const named = fields.request_id === undefined ? { ...fields, request_id: assignedId } : fields;
+  return parseOptions(named, { route: 'ws', config, engine });
+}
+
+/**
+ * The options an utterance opens with: its first append's fields over the dialect's defaults,
+ * validated as a request's (the text comes later, append by append).
+ */
+export function parseUtteranceOptions(
+  fields: Record<string, unknown>,
+  ctx: SessionContext,
+): SynthesisOptions {
+  return parseOptions(
+    { ...ctx.defaults, ...fields, text: '.' },
+    { route: 'ws', config: ctx.config, engine: ctx.engine },
+  );
+}
+
 /** Fields that only the first append of an utterance may carry. */
 const UTTERANCE_OPTIONS = [
   'voice',

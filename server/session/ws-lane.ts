@@ -16,7 +16,8 @@ import type { Lifecycle } from '../http/lifecycle.ts';
 import { recordClientGone, recordCompletion, type LineQuota } from '../observability/outcomes.ts';
 import {
   parseAppend,
-  parseOptions,
+  parseSessionRequest,
+  parseUtteranceOptions,
   peekRequestId,
   synthesisRequest,
   textSettingsOf,
@@ -209,11 +210,11 @@ export class Lane {
       if (!utterance) {
         if (this.#refuseWhileDraining(requestId)) return;
         const engine = this.#host.lifecycle.requireEngine({ accepted: true });
-        const options = parseOptions(
-          // Validated as a request's; the text comes later.
-          { ...this.#host.dialect.defaults, ...fields, text: '.' },
-          { route: 'ws', config: this.#host.config, engine },
-        );
+        const options = parseUtteranceOptions(fields, {
+          config: this.#host.config,
+          engine,
+          defaults: this.#host.dialect.defaults,
+        });
         utterance = new Utterance(
           options,
           {
@@ -451,11 +452,10 @@ export class Lane {
         case 'request': {
           // Received before any shutdown began (later ones are refused on arrival): finish it.
           const engine = this.#host.lifecycle.requireEngine({ accepted: true });
-          const fields =
-            item.fields.request_id === undefined
-              ? { ...item.fields, request_id: item.assignedId }
-              : item.fields;
-          const options = parseOptions(fields, { route: 'ws', config: this.#host.config, engine });
+          const options = parseSessionRequest(item.fields, item.assignedId, {
+            config: this.#host.config,
+            engine,
+          });
           requestId = options.requestId;
           await this.#synthesize(options, options.text, () => options.chars, item.receivedAt);
           return;
