@@ -3,17 +3,24 @@
  * voice or blend as `model`, a mapped Deepgram model, another name falling back with a Warning, what
  * cannot be served refused with a Warning and 1008), the same dialects reached through SageMaker's
  * invocation-path headers, Flux's turns (SpeechStarted … SpeechMetadata, Interrupt, the closing
- * SessionMetadata), and bad messages answered with a Warning while the session lives on.
+ * SessionMetadata), and bad messages answered with a Warning while the session lives on. Then
+ * POST /v1/speak and /v2/speak: every bad input in Deepgram's error shape, the voices and
+ * encodings. The real clients, with real audio, are in test/server/dialects/deepgram.test.ts.
  */
+import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inProcessApp, type InProcessApp } from './in-process.ts';
-import { upgrade, type TestClient } from './ws-client.ts';
+import type { SynthesisRequest } from '../../../dist/model/engine.js';
+import { DEEPGRAM_VOICES } from '../../../dist/server/dialects/deepgram/voices.js';
+import { inProcessApp, type InProcessApp } from '../in-process.ts';
+import { upgrade, type TestClient } from '../ws-client.ts';
 
 let running: InProcessApp;
 beforeAll(async () => {
   running = await inProcessApp();
 });
 afterAll(() => running.close());
+
+const lastRequest = (app: InProcessApp = running): SynthesisRequest => app.engine!.requests.at(-1)!;
 
 async function speak(query: string, headers: Record<string, string> = {}, path = '/v1/speak') {
   const handshake = await upgrade(running.app, `${path}${query ? `?${query}` : ''}`, headers);
@@ -273,5 +280,137 @@ describe('/v2/speak (Flux): turns reported as Flux reports them', () => {
     await client.untilControls('SpeechMetadata', 1);
     expect(audioBytes(client)).toBe('Still here.'.length * 240 * 2);
     client.close();
+  });
+});
+
+function deepgram(query: string, body: unknown, path = '/v1/speak'): Promise<LightMyRequestResponse> {
+  return running.app.inject({
+    method: 'POST',
+    url: `${path}?${query}`,
+    headers: { 'content-type': 'application/json', authorization: 'Token not-checked' },
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+describe('Deepgram POST /v1/speak: bad input gets Deepgram’s error shape, and the server serves on', () => {
+  it.each([
+    [
+      'model=af_heart&encoding=speex',
+      { text: 'Hi.' },
+      400,
+      'INVALID_OPTION',
+      /^encoding "speex" is not supported; use linear16, mulaw, alaw, mp3, opus, flac or aac$/,
+    ],
+    [
+      'model=af_heart&encoding=alaw&container=wav',
+      { text: 'Hi.' },
+      400,
+      'INVALID_OPTION',
+      /^container "wav" does not hold alaw here$/,
+    ],
+    [
+      'model=af_heart&encoding=alaw&sample_rate=24000',
+      { text: 'Hi.' },
+      400,
+      'INVALID_OPTION',
+      /^sample_rate "24000" is not offered for this encoding; use one of 8000, 16000$/,
+    ],
+    [
+      'model=af_heart&encoding=mulaw&container=wav',
+      { text: 'Hi.' },
+      400,
+      'INVALID_OPTION',
+      /^container "wav" does not hold mulaw here$/,
+    ],
+    [
+      'model=af_heart&encoding=mp3&container=ogg',
+      { text: 'Hi.' },
+      400,
+      'INVALID_OPTION',
+      /^container "ogg" does not hold mp3 here$/,
+    ],
+    [
+      'model=af_heart&encoding=mulaw&sample_rate=16000',
+      { text: 'Hi.' },
+      400,
+      'INVALID_OPTION',
+      /^sample_rate "16000" is not offered for this encoding; use one of 8000$/,
+    ],
+    ['model=af_heart&speed=fast', { text: 'Hi.' }, 400, 'INVALID_OPTION', /speed/],
+    [
+      'model=%E4%BD%A0%0A&encoding=linear16',
+      { text: 'Hi.' },
+      400,
+      'INVALID_OPTION',
+      /^model must not hold control characters \(CR, LF, TAB, NUL…\); found U\+000A at position 1$/,
+    ],
+    ['model=af_heart', {}, 400, 'BAD_REQUEST', /text/],
+    [
+      'model=af_heart',
+      [1, 2],
+      400,
+      'BAD_REQUEST',
+      /^The body should be a JSON object such as \{"text": "Hello"\}/,
+    ],
+  ])('%s %j → %i %s', async (query, body, status, code, message) => {
+    const before = running.engine!.requests.length;
+    const res = await deepgram(query, body);
+    expect(res.statusCode).toBe(status);
+    const answer = res.json() as { err_code: string; err_msg: string };
+    expect(answer.err_code).toBe(code);
+    expect(answer.err_msg).toMatch(message);
+    expect(running.engine!.requests.length).toBe(before);
+    const next = await deepgram('model=af_heart&encoding=linear16&container=none', { text: 'Still here.' });
+    expect(next.statusCode).toBe(200);
+  });
+
+  it('a model name that is not header-safe is percent-encoded in the warning header', async () => {
+    const res = await deepgram('model=%E4%BD%A0%20x&encoding=linear16&container=none', { text: 'Hi.' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['dg-warning']).toBe('model %E4%BD%A0%20x is not a Kokoro voice; spoke with af_heart');
+  });
+
+  it('a model that is not a Kokoro voice speaks with the default voice and says so in a header', async () => {
+    const res = await deepgram('model=aura-2-zeus-en&encoding=linear16&container=none', { text: 'Hi.' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['dg-model-name']).toBe('af_heart');
+    expect(res.headers['dg-warning']).toMatch(
+      /^model aura-2-zeus-en is not a Kokoro voice; spoke with af_heart$/,
+    );
+    expect(lastRequest().voice).toMatchObject({ key: 'af_heart(1)' });
+  });
+
+  it.each(Object.entries(DEEPGRAM_VOICES))(
+    'the model %s speaks as %s, on /v1/speak and /v2/speak',
+    async (model, kokoro) => {
+      for (const path of ['/v1/speak', '/v2/speak']) {
+        const res = await deepgram(
+          `model=${model}&encoding=linear16&container=none`,
+          { text: 'Mapped.' },
+          path,
+        );
+        expect(res.statusCode, path).toBe(200);
+        expect(res.headers['dg-model-name'], path).toBe(kokoro);
+        expect(res.headers['dg-warning'], path).toBeUndefined();
+        expect(lastRequest().voice.key, path).toBe(`${kokoro}(1)`);
+      }
+    },
+  );
+
+  // The in-process engine encodes PCM and WAV only; the codecs are checked on a real server.
+  it('maps linear16 and its container onto WAV or raw PCM', async () => {
+    const cases: [string, string][] = [
+      ['encoding=linear16', 'audio/wav'],
+      ['encoding=linear16&container=wav', 'audio/wav'],
+      [
+        'encoding=linear16&container=none&sample_rate=16000',
+        'audio/pcm;rate=16000;encoding=s16le;channels=1',
+      ],
+    ];
+    for (const [query, type] of cases) {
+      const res = await deepgram(`model=af_heart&${query}`, { text: 'Hi.' });
+      expect(res.statusCode, query).toBe(200);
+      expect(res.headers['content-type'], query).toBe(type);
+    }
   });
 });
