@@ -9,7 +9,7 @@
  */
 import { STARTUP_STAGES, type StartupStage } from '../../server/observability/startup-stages.ts';
 
-/** The stages the server marks, in order (server/startup-stages.ts writes the lines). */
+/** The stages the server marks, in order (server/observability/startup-stages.ts writes them). */
 export const STAGES = STARTUP_STAGES;
 export type Stage = StartupStage;
 

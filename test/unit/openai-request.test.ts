@@ -1,7 +1,7 @@
 /**
- * The OpenAI dialect (server/openai.ts): a speech request's fields translated into the server's
- * own request or refused with the field named (parseSpeechRequest), and any error as OpenAI's body
- * and status (toOpenAiError).
+ * The OpenAI dialect (server/dialects/openai/speech.ts): a speech request's fields translated into
+ * the server's own request or refused with the field named (parseSpeechRequest), and any error as
+ * OpenAI's body and status (toOpenAiError).
  */
 import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../dist/model/engine.js';

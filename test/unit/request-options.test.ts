@@ -1,7 +1,7 @@
 /**
- * parseOptions (server/request.ts): each field of a request, its default, and each refusal with its
- * code, `data.param` and message. The engine is the in-process one (test/app/fake-engine.ts): the
- * real voice catalog, PCM and WAV.
+ * parseOptions (server/http/request.ts): each field of a request, its default, and each refusal
+ * with its code, `data.param` and message. The engine is the in-process one
+ * (test/app/fake-engine.ts): the real voice catalog, PCM and WAV.
  */
 import { describe, expect, it } from 'vitest';
 import { parseOptions, type OptionContext, type SynthesisOptions } from '../../dist/server/http/request.js';
