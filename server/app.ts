@@ -10,6 +10,8 @@ import Fastify, {
   type FastifyReply,
 } from 'fastify';
 import type { Config } from './config/config.ts';
+import type { Dialect } from './dialects/dialect.ts';
+import { DIALECTS } from './dialects/registry.ts';
 import {
   MEDIA_TYPES,
   TtsError,
@@ -18,22 +20,17 @@ import {
   rawHttpRefusal,
   toHttpErrorBody,
   ttsError,
-} from './errors.ts';
-import type { Lifecycle } from './lifecycle.ts';
-import { PlainText } from './request.ts';
-import { isUpgrade, registerSecurity } from './security.ts';
-import { recordRefusal } from './outcomes.ts';
+} from './http/errors.ts';
+import type { Lifecycle } from './http/lifecycle.ts';
+import { PlainText } from './http/request.ts';
+import { isUpgrade, registerSecurity } from './http/security.ts';
+import { recordRefusal } from './observability/outcomes.ts';
 import { bidiRoutes } from './routes/bidi.ts';
-import { cartesiaRoutes } from './routes/cartesia-http.ts';
-import { deepgramHttpRoutes } from './routes/deepgram-http.ts';
-import { elevenLabsRoutes } from './routes/elevenlabs-http.ts';
-import { invocationRoutes } from './routes/invocations.ts';
 import { metricsRoutes } from './routes/metrics.ts';
-import { openAiRoutes } from './routes/openai.ts';
 import { isPagePath, pageRoutes } from './routes/page.ts';
 import { phonemizeRoutes } from './routes/phonemize.ts';
 import { pingRoutes } from './routes/ping.ts';
-import { WS_MAX_FRAGMENTS } from './ws-session.ts';
+import { WS_MAX_FRAGMENTS } from './session/ws-session.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -65,6 +62,8 @@ function parseJsonBody(text: string): unknown {
 export interface AppDeps {
   readonly logger: FastifyBaseLogger;
   readonly lifecycle: Lifecycle;
+  /** The wire dialects served: the registry's unless given. */
+  readonly dialects?: readonly Dialect[];
 }
 
 /**
@@ -123,6 +122,7 @@ function refuseNewWorkWhileDraining(app: FastifyInstance, lifecycle: Lifecycle):
 }
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const dialects = deps.dialects ?? DIALECTS;
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: config.maxBodyBytes,
@@ -191,20 +191,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     recordRefusal(request.log, deps.lifecycle.metrics, err, status, body.code, body.request_id);
     return reply.code(status).headers(errorHeaders(mapped)).type('application/json').send(body);
   });
+  const routeListing = ['GET /ping', ...dialects.map((d) => d.listing)].join(', ');
   app.setNotFoundHandler((request, reply) =>
     reply
       .code(404)
       .send(
         toHttpErrorBody(
-          ttsError(
-            'TTS_ERR_NOT_FOUND',
-            `No route ${request.method} ${request.url}; routes: GET /ping, POST /invocations, WS /invocations-bidirectional-stream, WS and POST /v1/speak and /v2/speak, POST /v1/audio/speech, GET /v1/models, GET /v1/audio/voices, WS /v1/text-to-speech/{voice_id}/stream-input and /multi-stream-input, POST /v1/text-to-speech/{voice_id}[/stream], WS /tts/websocket, POST /tts/bytes, POST /tts/sse`,
-          ),
+          ttsError('TTS_ERR_NOT_FOUND', `No route ${request.method} ${request.url}; routes: ${routeListing}`),
         ).body,
       ),
   );
 
-  registerSecurity(app, config, (path) => config.webPage && isPagePath(path));
+  registerSecurity(app, config, { isOpen: (path) => config.webPage && isPagePath(path), dialects });
   limitPipelining(app, config.httpMaxPipelined, deps.logger);
   refuseNewWorkWhileDraining(app, deps.lifecycle);
 
@@ -218,7 +216,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       // /ping, pongs and other sessions waited for all of them (2-3 s for 20,000 context opens and
       // drops); ws then reads the socket again only as fast as the session takes them.
       allowSynchronousEvents: false,
-      // A browser's token travels as an offered `bearer.…` subprotocol (security.ts): never
+      // A browser's token travels as an offered `bearer.…` subprotocol (http/security.ts): never
       // selected, so it is not echoed back; the first other one offered is.
       handleProtocols: (protocols: Set<string>) =>
         [...protocols].find((p) => !p.startsWith('bearer.')) ?? false,
@@ -243,14 +241,17 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   await app.register(pingRoutes, { lifecycle: deps.lifecycle });
   await app.register(metricsRoutes, { lifecycle: deps.lifecycle });
-  await app.register(invocationRoutes, { config, lifecycle: deps.lifecycle });
-  await app.register(bidiRoutes, { config, lifecycle: deps.lifecycle });
-  await app.register(openAiRoutes, { prefix: '/v1', config, lifecycle: deps.lifecycle });
+  await app.register(bidiRoutes, { config, lifecycle: deps.lifecycle, dialects });
+  for (const { routes = [] } of dialects) {
+    for (const { plugin, prefix } of routes) {
+      await app.register(plugin, {
+        ...(prefix !== undefined ? { prefix } : {}),
+        config,
+        lifecycle: deps.lifecycle,
+      });
+    }
+  }
   await app.register(phonemizeRoutes, { prefix: '/v1', config, lifecycle: deps.lifecycle });
-  await app.register(elevenLabsRoutes, { prefix: '/v1/text-to-speech', config, lifecycle: deps.lifecycle });
-  await app.register(cartesiaRoutes, { prefix: '/tts', config, lifecycle: deps.lifecycle });
-  await app.register(deepgramHttpRoutes, { prefix: '/v1/speak', config, lifecycle: deps.lifecycle });
-  await app.register(deepgramHttpRoutes, { prefix: '/v2/speak', config, lifecycle: deps.lifecycle });
   if (config.webPage) await app.register(pageRoutes);
   return app;
 }

@@ -9,11 +9,11 @@ import { pinMmapThreshold } from './allocator.ts';
 import { createEngine, fetchModel, locateModel, type Engine } from '../model/engine.ts';
 import { buildApp } from './app.ts';
 import { ConfigError, engineOptions, parseConfig, type Config } from './config/config.ts';
-import { EmfReporter } from './emf.ts';
-import { engineEvents } from './engine-events.ts';
-import { Lifecycle } from './lifecycle.ts';
-import { createLogger } from './logger.ts';
-import { markStage } from './startup-stages.ts';
+import { EmfReporter } from './observability/emf.ts';
+import { engineEvents } from './observability/engine-events.ts';
+import { Lifecycle } from './http/lifecycle.ts';
+import { createLogger } from './observability/logger.ts';
+import { markStage } from './observability/startup-stages.ts';
 
 const stdout = (line: string) => process.stdout.write(line.endsWith('\n') ? line : `${line}\n`);
 

@@ -7,9 +7,9 @@
  * counts from the process's start. The autoscaling planner takes the `ready` line's elapsed_s as the
  * part of T_total that happens inside the container. Pure: text in, marks out.
  */
-import { STARTUP_STAGES, type StartupStage } from '../../server/startup-stages.ts';
+import { STARTUP_STAGES, type StartupStage } from '../../server/observability/startup-stages.ts';
 
-/** The stages the server marks, in order (server/startup-stages.ts writes the lines). */
+/** The stages the server marks, in order (server/observability/startup-stages.ts writes them). */
 export const STAGES = STARTUP_STAGES;
 export type Stage = StartupStage;
 

@@ -5,7 +5,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { EngineOptions } from '../../model/engine.ts';
-import { ortSeverity } from '../logger.ts';
+import { ortSeverity } from '../observability/logger.ts';
 import { readSetting, type Scope, type Setting } from './setting-kinds.ts';
 import { SETTINGS, type Config } from './settings.ts';
 

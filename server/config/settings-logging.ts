@@ -1,6 +1,6 @@
 /** The settings of what the server reports: its log and its CloudWatch metrics. */
-import { parseDimensions } from '../emf.ts';
-import { LOG_LEVELS } from '../logger.ts';
+import { parseDimensions } from '../observability/emf.ts';
+import { LOG_LEVELS } from '../observability/logger.ts';
 import { bool, custom, int, oneOf, problem, type Parsed } from './setting-kinds.ts';
 
 /** The CloudWatch namespace of the metrics unless one is named; the deploy tooling's alarms read it too. */

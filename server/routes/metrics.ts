@@ -4,7 +4,7 @@
  * route (or pipelining thousands of requests) costs the server one render a second, not one each.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import type { Lifecycle } from '../lifecycle.ts';
+import type { Lifecycle } from '../http/lifecycle.ts';
 
 /** How long one rendering of the metrics is served. Scrapers ask every 10 s or more. */
 export const METRICS_CACHE_MS = 1000;

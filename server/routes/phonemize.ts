@@ -9,14 +9,14 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { codePointLength } from '../../protocol/request.ts';
 import type { Config } from '../config/config.ts';
-import { ttsError } from '../errors.ts';
-import type { Lifecycle } from '../lifecycle.ts';
+import { ttsError } from '../http/errors.ts';
+import type { Lifecycle } from '../http/lifecycle.ts';
 import {
   parseNormalizationOptions,
   parseRequestPronunciations,
   type MarkupMode,
 } from '../../model/engine.ts';
-import { MARKUP_MODES, describe } from '../request.ts';
+import { MARKUP_MODES, describe } from '../http/request.ts';
 
 /** Seconds a refused client is told to wait, as for the server's other refusals under load. */
 const RETRY_AFTER_S = 1;

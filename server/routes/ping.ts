@@ -4,7 +4,7 @@
  * but memory, so it answers at once even while every worker is busy.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import type { Lifecycle } from '../lifecycle.ts';
+import type { Lifecycle } from '../http/lifecycle.ts';
 
 export const pingRoutes: FastifyPluginAsync<{ lifecycle: Lifecycle }> = async (app, { lifecycle }) => {
   const handler = async (_request: unknown, reply: { code(n: number): unknown }) => {

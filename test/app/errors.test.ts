@@ -5,7 +5,7 @@
  * input are logged at `info`, never with the text.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { TtsError, ttsError } from '../../dist/server/errors.js';
+import { TtsError, ttsError } from '../../dist/server/http/errors.js';
 import { inProcessApp, type InProcessApp } from './in-process.ts';
 import { openSession } from './ws-client.ts';
 

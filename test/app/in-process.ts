@@ -8,7 +8,8 @@ import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { buildApp } from '../../dist/server/app.js';
 import { parseConfig, type Config } from '../../dist/server/config/config.js';
-import { Lifecycle } from '../../dist/server/lifecycle.js';
+import type { Dialect } from '../../dist/server/dialects/dialect.js';
+import { Lifecycle } from '../../dist/server/http/lifecycle.js';
 import { fakeEngine, type FakeEngine, type FakeEngineOptions } from './fake-engine.ts';
 
 export interface InProcessApp {
@@ -24,11 +25,12 @@ export interface InProcessApp {
 
 /**
  * Builds the app with `env` as its environment (the model settings point nowhere: nothing is
- * loaded). `engine: false` leaves it starting, as while a model loads.
+ * loaded). `engine: false` leaves it starting, as while a model loads; `dialects` replaces the
+ * registry's.
  */
 export async function inProcessApp(
   env: Record<string, string> = {},
-  options: { engine?: FakeEngineOptions | false } = {},
+  options: { engine?: FakeEngineOptions | false; dialects?: readonly Dialect[] } = {},
 ): Promise<InProcessApp> {
   const config = parseConfig({ KOKORO_MODEL_DIR: '/nonexistent', LOG_LEVEL: 'info', ...env });
   const lines: string[] = [];
@@ -39,7 +41,11 @@ export async function inProcessApp(
     },
   });
   const lifecycle = new Lifecycle();
-  const app = await buildApp(config, { logger: pino({ level: config.logLevel }, sink), lifecycle });
+  const app = await buildApp(config, {
+    logger: pino({ level: config.logLevel }, sink),
+    lifecycle,
+    ...(options.dialects ? { dialects: options.dialects } : {}),
+  });
   await app.ready();
   const engine = options.engine === false ? undefined : fakeEngine(options.engine);
   if (engine) lifecycle.setReady(engine);

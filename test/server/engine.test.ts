@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createEngine, type EngineOptions } from '../../dist/model/engine.js';
 import { ModelDirError } from '../../dist/model/kokoro/model-dir.js';
 import { parseConfig } from '../../dist/server/config/config.js';
-import { parseOptions } from '../../dist/server/request.js';
+import { parseOptions } from '../../dist/server/http/request.js';
 import { writeStandinModelDir } from '../../scripts/lib/standin-model.ts';
 import { testEngineOptions } from './harness.ts';
 

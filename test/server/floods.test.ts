@@ -17,7 +17,7 @@ import { rssMb } from './malformed-burst.ts';
 
 /** The longest a /ping may take while a session floods or churns. */
 const PING_MS = 250;
-/** Lines of one kind a session logs one by one (server/outcomes.ts, LINES_LOGGED). */
+/** Lines of one kind a session logs one by one (server/observability/outcomes.ts, LINES_LOGGED). */
 const LINES_LOGGED = 8;
 /** Frames a flood sends at most: far past where the session must be closed. */
 const MAX_FLOOD = 400_000;

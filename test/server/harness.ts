@@ -9,9 +9,9 @@ import type { DestinationStream } from 'pino';
 import { createEngine, type Engine, type EngineOptions } from '../../dist/model/engine.js';
 import { buildApp } from '../../dist/server/app.js';
 import { engineOptions, parseConfig, type Config } from '../../dist/server/config/config.js';
-import { engineEvents } from '../../dist/server/engine-events.js';
-import { Lifecycle } from '../../dist/server/lifecycle.js';
-import { createLogger } from '../../dist/server/logger.js';
+import { engineEvents } from '../../dist/server/observability/engine-events.js';
+import { Lifecycle } from '../../dist/server/http/lifecycle.js';
+import { createLogger } from '../../dist/server/observability/logger.js';
 
 export const STANDIN_MODEL_DIR = fileURLToPath(new URL('../fixtures/standin-model', import.meta.url));
 /** The stand-in with a durations output, which times words. */

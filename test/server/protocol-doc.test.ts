@@ -10,8 +10,10 @@ import { readSse } from 'kokoro-stream-client';
 import { ERROR_CODES, FORMATS, OPENAI_MODELS, OPENAI_VOICES } from '../../protocol/index.ts';
 import type { Engine } from '../../dist/model/engine.js';
 import { parseConfig } from '../../dist/server/config/config.js';
-import { parseOptions } from '../../dist/server/request.js';
-import { CARTESIA_VOICES, DEEPGRAM_VOICES, ELEVENLABS_VOICES } from '../../dist/server/vendor-voices.js';
+import { parseOptions } from '../../dist/server/http/request.js';
+import { CARTESIA_VOICES } from '../../dist/server/dialects/cartesia/voices.js';
+import { DEEPGRAM_VOICES } from '../../dist/server/dialects/deepgram/voices.js';
+import { ELEVENLABS_VOICES } from '../../dist/server/dialects/elevenlabs/voices.js';
 import { MARKS_AFTER, MARKS_BEFORE, VISEMES, VISEME_SYMBOLS } from '../../dist/model/text/visemes.js';
 import { TIMESTAMPED_MODEL_DIR, sharedServer, TestClient, type TestServer } from './harness.ts';
 

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { splitContextFrame, type TtsCancelledEvent, type TtsEvent } from 'kokoro-stream-client';
 import { SageMakerTtsSession } from 'kokoro-stream-client/sagemaker';
 import type { Heard } from '../../protocol/frames.ts';
-import { contextAudioFrame, nativeDialect, type OutgoingFrame } from '../../server/session-messages.ts';
+import type { OutgoingFrame } from '../../server/dialects/dialect.ts';
+import { contextAudioFrame, nativeDialect } from '../../server/dialects/native/messages.ts';
 import {
   FakeBidiClient,
   collect,

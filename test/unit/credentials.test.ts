@@ -1,13 +1,13 @@
 /**
- * redactUrl and redactUrlsIn (server/credentials.ts): the value of every query parameter that
+ * redactUrl and redactUrlsIn (server/http/credentials.ts): the value of every query parameter that
  * carries a key is replaced, however its name is spelled; the path and the other parameters stay
- * as they were sent. And the process logger (server/logger.ts), whoever calls it, writes no key
- * (test/server/secrets.test.ts sends keys to a listening server).
+ * as they were sent. And the process logger (server/observability/logger.ts), whoever calls it,
+ * writes no key (test/server/secrets.test.ts sends keys to a listening server).
  */
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { redactUrl, redactUrlsIn } from '../../dist/server/credentials.js';
-import { createLogger } from '../../dist/server/logger.js';
+import { redactUrl, redactUrlsIn } from '../../dist/server/http/credentials.js';
+import { createLogger } from '../../dist/server/observability/logger.js';
 
 const URLS = new Map<string, string>([
   ['/ping', '/ping'],

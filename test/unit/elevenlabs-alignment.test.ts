@@ -15,7 +15,7 @@ import {
   shiftAlignment,
   type AudioPiece,
   type PieceLimits,
-} from '../../dist/server/elevenlabs-alignment.js';
+} from '../../dist/server/dialects/elevenlabs/alignment.js';
 
 const word = (text: string, start: number, end: number): WordTiming => ({
   word: text,

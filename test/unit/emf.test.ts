@@ -4,7 +4,7 @@
  * counts per interval, errors by code as the counter's growth.
  */
 import { describe, expect, it } from 'vitest';
-import { EMF_MAX_VALUES, EmfReporter, parseDimensions } from '../../server/emf.ts';
+import { EMF_MAX_VALUES, EmfReporter, parseDimensions } from '../../server/observability/emf.ts';
 
 /** CloudWatch's standard units, the only values `Unit` may take. */
 const UNITS = new Set([

@@ -1,5 +1,5 @@
 /**
- * What a client sees of a failure (server/errors.ts): any thrown value as the error body
+ * What a client sees of a failure (server/http/errors.ts): any thrown value as the error body
  * (toErrorBody), with `error` on HTTP (toHttpErrorBody), Fastify's own errors as ours
  * (fromFastifyError), the refusal tokens the reference container's clients sort by, and a refused
  * upgrade written as a raw HTTP response.
@@ -18,7 +18,7 @@ import {
   toHttpErrorBody,
   ttsError,
   withRequestId,
-} from '../../dist/server/errors.js';
+} from '../../dist/server/http/errors.js';
 
 const GENERIC = 'The server failed while handling this request; it has been logged.';
 

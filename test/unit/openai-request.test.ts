@@ -1,13 +1,17 @@
 /**
- * The OpenAI dialect (server/openai.ts): a speech request's fields translated into the server's
- * own request or refused with the field named (parseSpeechRequest), and any error as OpenAI's body
- * and status (toOpenAiError).
+ * The OpenAI dialect (server/dialects/openai/speech.ts): a speech request's fields translated into
+ * the server's own request or refused with the field named (parseSpeechRequest), and any error as
+ * OpenAI's body and status (toOpenAiError).
  */
 import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../dist/model/engine.js';
 import { parseConfig } from '../../dist/server/config/config.js';
-import { TtsError, ttsError } from '../../dist/server/errors.js';
-import { parseSpeechRequest, toOpenAiError, type SpeechOptions } from '../../dist/server/openai.js';
+import { TtsError, ttsError } from '../../dist/server/http/errors.js';
+import {
+  parseSpeechRequest,
+  toOpenAiError,
+  type SpeechOptions,
+} from '../../dist/server/dialects/openai/speech.js';
 import { fakeEngine } from '../app/fake-engine.ts';
 
 const config = parseConfig({ KOKORO_MODEL_DIR: '/nonexistent', MAX_TEXT_CHARS: '20' });

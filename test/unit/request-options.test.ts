@@ -1,12 +1,12 @@
 /**
- * parseOptions (server/request.ts): each field of a request, its default, and each refusal with its
- * code, `data.param` and message. The engine is the in-process one (test/app/fake-engine.ts): the
- * real voice catalog, PCM and WAV.
+ * parseOptions (server/http/request.ts): each field of a request, its default, and each refusal
+ * with its code, `data.param` and message. The engine is the in-process one
+ * (test/app/fake-engine.ts): the real voice catalog, PCM and WAV.
  */
 import { describe, expect, it } from 'vitest';
-import { parseOptions, type OptionContext, type SynthesisOptions } from '../../dist/server/request.js';
+import { parseOptions, type OptionContext, type SynthesisOptions } from '../../dist/server/http/request.js';
 import { parseConfig } from '../../dist/server/config/config.js';
-import { TtsError } from '../../dist/server/errors.js';
+import { TtsError } from '../../dist/server/http/errors.js';
 import type { Engine } from '../../dist/model/engine.js';
 import { fakeEngine } from '../app/fake-engine.ts';
 

@@ -5,9 +5,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../dist/server/config/config.js';
-import { deepgramDialect, deepgramVersion, parseDeepgramMessage } from '../../dist/server/deepgram.js';
-import { TtsError } from '../../dist/server/errors.js';
-import { parseJsonObject, parseMessage, type Command } from '../../dist/server/session-messages.js';
+import {
+  deepgramDialect,
+  deepgramVersion,
+  parseDeepgramMessage,
+} from '../../dist/server/dialects/deepgram/socket.js';
+import { TtsError } from '../../dist/server/http/errors.js';
+import type { Command } from '../../dist/server/dialects/dialect.js';
+import { parseJsonObject } from '../../dist/server/dialects/messages.js';
+import { parseMessage } from '../../dist/server/dialects/native/messages.js';
 import { fakeEngine } from '../app/fake-engine.ts';
 
 const bytes = (text: string) => Buffer.from(text);

@@ -1,6 +1,6 @@
 /** The startup-marker parser (scripts/lib/startup-stages.ts) that gives the planner T_total. */
 import { describe, expect, it } from 'vitest';
-import { STARTUP_STAGES, stageLine } from '../../server/startup-stages.ts';
+import { STARTUP_STAGES, stageLine } from '../../server/observability/startup-stages.ts';
 import {
   STAGES,
   StartupLogError,

@@ -1,0 +1,782 @@
+/**
+ * Cartesia's /tts/websocket (dialects/cartesia/socket.ts) and its voices and output formats
+ * (voices.ts): what each message becomes, what each event is sent as, and the error (code,
+ * message, param) of every input refused.
+ */
+import { describe, expect, it } from 'vitest';
+import { FORMATS } from '../../dist/protocol/formats.js';
+import {
+  CARTESIA_WS_PATH,
+  cartesiaDialect,
+  cartesiaSpeed,
+  cartesiaVoiceId,
+  isCartesiaSocketPath,
+} from '../../dist/server/dialects/cartesia/socket.js';
+import { TtsError } from '../../dist/server/http/errors.js';
+import type { Command } from '../../dist/server/dialects/dialect.js';
+import { startsSentenceAfterOne } from '../../dist/server/session/utterance.js';
+import {
+  CARTESIA_VOICES,
+  cartesiaOutput,
+  pcm16ToFloat32,
+} from '../../dist/server/dialects/cartesia/voices.js';
+import type { VendorOutput } from '../../dist/server/dialects/vendor-voices.js';
+import {
+  engine,
+  bytes,
+  json,
+  thrown,
+  expectError,
+  refusal,
+  SPAN,
+  oneFrame,
+  sentJson,
+  pcm16,
+  floats,
+  body,
+  HEARD,
+  FIGURES,
+} from './dialect-helpers.ts';
+
+describe('isCartesiaSocketPath', () => {
+  it.each([
+    ['/tts/websocket', true],
+    ['tts/websocket', true],
+    ['//tts/websocket', true],
+    ['/tts/websocket?api_key=k&cartesia_version=2024-06-10', true],
+    [undefined, false],
+    ['', false],
+    ['/tts/websocket/', false],
+    ['/tts/websockets', false],
+    ['/v1/tts/websocket', false],
+    ['/tts/bytes', false],
+    ['/TTS/websocket', false],
+  ] as const)('%j → %s', (path, expected) => {
+    expect(isCartesiaSocketPath(path)).toBe(expected);
+  });
+
+  it('is named by CARTESIA_WS_PATH', () => {
+    expect(CARTESIA_WS_PATH).toBe('/tts/websocket');
+  });
+});
+
+describe('cartesiaVoiceId', () => {
+  it.each([
+    ['af_heart', 'af_heart'],
+    [{ mode: 'id', id: 'af_sky' }, 'af_sky'],
+    [{ id: 'a0e99841-438c-4a64-b679-ae501e7d6091' }, 'a0e99841-438c-4a64-b679-ae501e7d6091'],
+    [{ mode: 'id', id: 'af_bella+af_sky', __experimental_controls: {} }, 'af_bella+af_sky'],
+  ] as const)('%j → %s', (voice, id) => {
+    expect(cartesiaVoiceId(voice)).toBe(id);
+  });
+
+  it.each([
+    { mode: 'embedding', embedding: [0.1, 0.2] },
+    { mode: 'embedding', id: 'af_heart' },
+    { mode: 'embedding' },
+  ])('refuses an embedding %j', (voice) => {
+    expectError(
+      thrown(() => cartesiaVoiceId(voice)),
+      'invalid_option',
+      /^voice embeddings are not supported here: Kokoro speaks its own voices; name one by its id, as \{"mode": "id", "id": "af_heart"\} \(a Kokoro voice or a mapped Cartesia id\)$/,
+      'voice',
+    );
+  });
+
+  it.each([
+    undefined,
+    null,
+    '',
+    5,
+    true,
+    ['af_heart'],
+    {},
+    { mode: 'id' },
+    { mode: 'id', id: '' },
+    { mode: 'id', id: 5 },
+    { mode: 'clone', id: 'af_heart' },
+  ])('refuses %j', (voice) => {
+    expectError(
+      thrown(() => cartesiaVoiceId(voice)),
+      'invalid_option',
+      /^voice should be a voice id, as "af_heart" or \{"mode": "id", "id": "af_heart"\}$/,
+      'voice',
+    );
+  });
+});
+
+describe('cartesiaSpeed', () => {
+  it.each([
+    [{}, undefined],
+    [{ speed: 1.2 }, 1.2],
+    [{ speed: 0.6 }, 0.6],
+    [{ speed: 'slow' }, 0.8],
+    [{ speed: 'normal' }, 1],
+    [{ speed: 'fast' }, 1.2],
+    [{ generation_config: { speed: 0.9 } }, 0.9],
+    [{ generation_config: { speed: 0.9 }, speed: 'fast' }, 0.9],
+    [{ generation_config: { speed: 'slow' }, speed: 1.4 }, 0.8],
+    [{ generation_config: {}, speed: 'slow' }, 0.8],
+    [{ generation_config: null, speed: 1.1 }, 1.1],
+  ] as const)('%j → %s', (fields, speed) => {
+    expect(cartesiaSpeed(fields)).toBe(speed);
+  });
+
+  it.each([
+    { speed: 'fastest' },
+    { speed: 'Fast' },
+    { speed: true },
+    { speed: null },
+    { speed: [1] },
+    { generation_config: { speed: 'x' }, speed: 1 },
+  ])('refuses %j', (fields) => {
+    expectError(
+      thrown(() => cartesiaSpeed(fields)),
+      'invalid_option',
+      /^speed should be a number \(0\.6 to 1\.5\) or slow, normal or fast$/,
+      'speed',
+    );
+  });
+});
+
+describe('cartesiaDialect: messages', () => {
+  const RAW = { container: 'raw', encoding: 'pcm_s16le', sample_rate: 24000 };
+  const base = {
+    model_id: 'sonic-2',
+    voice: { mode: 'id', id: 'af_heart' },
+    output_format: RAW,
+    language: 'en',
+  };
+  const options = { voice: 'af_heart', format: 'pcm', sample_rate: 24000, markup: 'none' };
+  /** How an append is taken without max_buffer_delay_ms: held up to Cartesia's default 3 s. */
+  const HELD = { repeatsOptions: true, spaceSentences: true, holdMs: 3000 } as const;
+  const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+  it('joins a context continuations into one utterance, ended by a request without continue', () => {
+    const dialect = cartesiaDialect(engine);
+    expect(dialect.contexts).toBe(true);
+    expect(dialect.releaseIdleContexts).toBe(true);
+    expect(
+      dialect.parse(json({ ...base, transcript: 'Hello ', context_id: 'a', continue: true })),
+    ).toStrictEqual({
+      kind: 'append',
+      fields: { ...options, request_id: 'c1', text: 'Hello ' },
+      context: 'a',
+      ...HELD,
+    });
+    expect(
+      dialect.parse(json({ ...base, transcript: 'world.', context_id: 'a', continue: true })),
+    ).toStrictEqual({
+      kind: 'append',
+      // A continuation's own id is ignored, as its other options are: the turn keeps its first id.
+      fields: { ...options, request_id: 'c2', text: 'world.' },
+      context: 'a',
+      ...HELD,
+    });
+    expect(dialect.parse(json({ ...base, transcript: '', context_id: 'a', continue: false }))).toStrictEqual([
+      {
+        kind: 'append',
+        fields: { ...options, request_id: 'c3', text: '' },
+        context: 'a',
+        ...HELD,
+      },
+      { kind: 'flush', fields: {}, context: 'a' },
+    ]);
+    expect(dialect.parse(json({ ...base, transcript: 'Again.', context_id: 'a' }))).toStrictEqual([
+      {
+        kind: 'append',
+        fields: { ...options, request_id: 'c4', text: 'Again.' },
+        context: 'a',
+        ...HELD,
+      },
+      { kind: 'flush', fields: {}, context: 'a' },
+    ]);
+  });
+
+  it('gives every message an id of its own', () => {
+    const dialect = cartesiaDialect(engine);
+    expect(dialect.parse(json({ ...base, transcript: 'a', context_id: 'a', continue: true }))).toMatchObject({
+      fields: { request_id: 'c1' },
+    });
+    expect(dialect.parse(json({ ...base, transcript: 'b', context_id: 'b', continue: true }))).toMatchObject({
+      fields: { request_id: 'c2' },
+    });
+    expect(dialect.parse(json({ ...base, transcript: 'a', context_id: 'a', continue: true }))).toMatchObject({
+      fields: { request_id: 'c3' },
+    });
+  });
+
+  it('reads timestamps, speed, flush and a mapped voice', () => {
+    const dialect = cartesiaDialect(engine);
+    expect(
+      dialect.parse(
+        json({
+          ...base,
+          voice: 'a0e99841-438c-4a64-b679-ae501e7d6091',
+          output_format: { container: 'raw', encoding: 'pcm_mulaw', sample_rate: 8000 },
+          transcript: 'Hi.',
+          context_id: 'a',
+          continue: true,
+          add_timestamps: true,
+          speed: 'fast',
+          flush: true,
+        }),
+      ),
+    ).toStrictEqual({
+      kind: 'append',
+      fields: {
+        voice: 'am_michael',
+        format: 'mulaw',
+        sample_rate: 8000,
+        markup: 'none',
+        speed: 1.2,
+        timestamps: true,
+        request_id: 'c1',
+        text: 'Hi.',
+      },
+      context: 'a',
+      ...HELD,
+      mark: 'flush',
+    });
+  });
+
+  it.each(Object.entries(CARTESIA_VOICES))('maps Cartesia voice %s to %s', (id, kokoro) => {
+    expect(
+      cartesiaDialect(engine).parse(
+        json({ ...base, voice: { mode: 'id', id }, transcript: 'x', context_id: 'a', continue: true }),
+      ),
+    ).toMatchObject({
+      fields: { voice: kokoro },
+    });
+  });
+
+  it('cancel drops the context, and its next request is a new utterance', () => {
+    const dialect = cartesiaDialect(engine);
+    dialect.parse(json({ ...base, transcript: 'Hello ', context_id: 'a', continue: true }));
+    expect(dialect.parse(json({ context_id: 'a', cancel: true }))).toStrictEqual({
+      kind: 'close-context',
+      context: 'a',
+      drop: true,
+    });
+    expect(dialect.parse(json({ ...base, transcript: 'Hi', context_id: 'a', continue: true }))).toMatchObject(
+      {
+        fields: { request_id: 'c2' },
+      },
+    );
+  });
+
+  it('gives a request that names no context a fresh one', () => {
+    const dialect = cartesiaDialect(engine);
+    const first = dialect.parse(json({ ...base, transcript: 'One.' })) as readonly Command[];
+    const second = dialect.parse(json({ ...base, transcript: 'Two.' })) as readonly Command[];
+    expect(first).toHaveLength(2);
+    expect(first[0]).toMatchObject({ kind: 'append', context: expect.stringMatching(UUID) });
+    expect(first[1]).toStrictEqual({
+      kind: 'flush',
+      fields: {},
+      context: (first[0] as { context: string }).context,
+    });
+    expect((second[0] as { context: string }).context).toMatch(UUID);
+    expect((second[0] as { context: string }).context).not.toBe((first[0] as { context: string }).context);
+  });
+
+  const refusals: [string, Record<string, unknown>, string, RegExp, string][] = [
+    [
+      'a transcript number',
+      { ...base, transcript: 5 },
+      'invalid_option',
+      /^A generation request carries its text as a string: "transcript"$/,
+      'transcript',
+    ],
+    [
+      'no transcript',
+      { ...base },
+      'invalid_option',
+      /carries its text as a string: "transcript"/,
+      'transcript',
+    ],
+    [
+      'continue "yes"',
+      { ...base, transcript: 'x', continue: 'yes' },
+      'invalid_option',
+      /^continue should be true or false$/,
+      'continue',
+    ],
+    [
+      'an embedding',
+      { ...base, transcript: 'x', voice: { mode: 'embedding', embedding: [0] } },
+      'invalid_option',
+      /^voice embeddings are not supported/,
+      'voice',
+    ],
+    [
+      'no voice',
+      { ...base, transcript: 'x', voice: undefined },
+      'invalid_option',
+      /^voice should be a voice id/,
+      'voice',
+    ],
+    [
+      'an unknown voice',
+      { ...base, transcript: 'x', voice: 'nope' },
+      'voice_not_found',
+      /^Unknown voice "nope": name a Kokoro voice/,
+      'voice',
+    ],
+    [
+      'no output_format',
+      { ...base, transcript: 'x', output_format: undefined },
+      'invalid_option',
+      /^output_format should be an object/,
+      'output_format',
+    ],
+    [
+      'an mp3 container',
+      { ...base, transcript: 'x', output_format: { container: 'mp3', sample_rate: 44100 } },
+      'invalid_option',
+      /container should be raw$/,
+      'output_format',
+    ],
+    [
+      'a wav container',
+      { ...base, transcript: 'x', output_format: { ...RAW, container: 'wav' } },
+      'invalid_option',
+      /container should be raw$/,
+      'output_format',
+    ],
+    [
+      'pcm_s24le',
+      { ...base, transcript: 'x', output_format: { ...RAW, encoding: 'pcm_s24le' } },
+      'invalid_option',
+      /encoding should be pcm_s16le, pcm_f32le, pcm_mulaw or pcm_alaw$/,
+      'output_format',
+    ],
+    [
+      'a bad speed',
+      { ...base, transcript: 'x', speed: 'fastest' },
+      'invalid_option',
+      /^speed should be a number/,
+      'speed',
+    ],
+    ...[-1, 5001, 1.5, '0', true].map(
+      (delay) =>
+        [
+          `max_buffer_delay_ms ${JSON.stringify(delay)}`,
+          { ...base, transcript: 'x', max_buffer_delay_ms: delay },
+          'invalid_option',
+          /^max_buffer_delay_ms should be a whole number of milliseconds from 0 to 5000 \(0: each transcript is spoken as it arrives; default 3000\)$/,
+          'max_buffer_delay_ms',
+        ] as [string, Record<string, unknown>, string, RegExp, string],
+    ),
+  ];
+  it.each(refusals)('refuses %s in its context', (_name, message, code, text, param) => {
+    const dialect = cartesiaDialect(engine);
+    const refused = refusal(
+      dialect.parse(json({ ...message, context_id: 'a', continue: message.continue ?? true })),
+    );
+    expectError(refused.error, code, text, param);
+    expect(refused.context).toBe('a');
+    // Nothing was taken: the context's next request is its first.
+    expect(dialect.parse(json({ ...base, transcript: 'x', context_id: 'a', continue: true }))).toMatchObject({
+      kind: 'append',
+      fields: { request_id: 'c1' },
+    });
+  });
+
+  it.each([
+    [0, { generate: true, holdMs: 0 }],
+    [250, { holdMs: 250 }],
+    [5000, { holdMs: 5000 }],
+    [null, { holdMs: 3000 }],
+  ] as const)('max_buffer_delay_ms %j: %j', (delay, taken) => {
+    const dialect = cartesiaDialect(engine);
+    expect(
+      dialect.parse(
+        json({ ...base, transcript: 'Hi', context_id: 'a', continue: true, max_buffer_delay_ms: delay }),
+      ),
+    ).toStrictEqual({
+      kind: 'append',
+      fields: { ...options, request_id: 'c1', text: 'Hi' },
+      context: 'a',
+      repeatsOptions: true,
+      spaceSentences: true,
+      ...taken,
+    });
+  });
+
+  it('answers a turn’s refused messages once: the rest of that turn passes in silence', () => {
+    const dialect = cartesiaDialect(engine);
+    const embedding = { ...base, voice: { mode: 'embedding', embedding: [0.5] } };
+    const bad = (id: string, transcript: string, more: boolean) =>
+      dialect.parse(json({ ...embedding, context_id: id, transcript, continue: more }));
+    expectError(refusal(bad('a', 'One. ', true)).error, 'invalid_option', /^voice embeddings/, 'voice');
+    expect(bad('a', 'Two. ', true)).toStrictEqual({ kind: 'keep-alive', context: 'a' });
+    // Another context is answered for itself.
+    expect(refusal(bad('b', 'One. ', true)).context).toBe('b');
+    expect(bad('a', ' ', false)).toStrictEqual({ kind: 'keep-alive', context: 'a' });
+    // That turn is over: the id's next turn is answered again.
+    expect(refusal(bad('a', 'Three. ', true)).context).toBe('a');
+    // A cancel ends a turn too.
+    dialect.parse(json({ context_id: 'a', cancel: true }));
+    expect(refusal(bad('a', 'Four. ', true)).context).toBe('a');
+    // So does a last message that is taken.
+    expect(dialect.parse(json({ ...base, context_id: 'a', transcript: 'Fine.' }))).toHaveLength(2);
+    expect(refusal(bad('a', 'Five. ', true)).context).toBe('a');
+    // A turn of one message, refused, leaves nothing behind.
+    expect(refusal(bad('c', 'Alone.', false)).context).toBe('c');
+    expect(refusal(bad('c', 'Again.', true)).context).toBe('c');
+  });
+
+  it('refuses in a fresh context when the request names none', () => {
+    const refused = refusal(cartesiaDialect(engine).parse(json({ ...base, transcript: 5 })));
+    expectError(refused.error, 'invalid_option', /carries its text as a string/, 'transcript');
+    expect(refused.context).toMatch(UUID);
+  });
+
+  it.each([5, '', null, 'x'.repeat(256)])('throws for context_id %j', (id) => {
+    expectError(
+      thrown(() => cartesiaDialect(engine).parse(json({ ...base, transcript: 'x', context_id: id }))),
+      'invalid_option',
+      /^context_id should be a non-empty string of at most 255 UTF-8 bytes; got /,
+      'context_id',
+    );
+  });
+
+  it('throws for what is not a JSON object', () => {
+    expectError(
+      thrown(() => cartesiaDialect(engine).parse(bytes('Hello'))),
+      'invalid_option',
+      /^Send JSON generation requests such as/,
+      'transcript',
+    );
+    expectError(
+      thrown(() => cartesiaDialect(engine).parse(bytes('{"transcript": '))),
+      'invalid_json',
+      /is not valid JSON/,
+      undefined,
+    );
+  });
+});
+
+describe('startsSentenceAfterOne: sentences sent with nothing between them (Pipecat’s)', () => {
+  it.each([
+    ['Hello there.', 'How are you?', true],
+    ['Really?', 'Yes.', true],
+    ['Wow!', '"Great," she said.', true],
+    ['He said "stop."', 'Then he left.', true],
+    ['It ended…', 'Then more.', true],
+    ['(See above.)', 'Next.', true],
+    ['', 'Hello.', false],
+    ['Hello there. ', 'How', false],
+    ['Hello there.', ' How', false],
+    ['The value is 3.', '5 percent', false],
+    ['Visit example.', 'com today', false],
+    ['Hello', 'World', false],
+    ['你好。', '再见。', false],
+  ] as const)('%j then %j: %s', (before, next, expected) => {
+    expect(startsSentenceAfterOne(before, next)).toBe(expected);
+  });
+});
+
+describe('cartesiaDialect: frames', () => {
+  const base = { voice: 'af_heart', transcript: 'x', continue: true };
+
+  it('sends audio as chunk messages, as it is for pcm_s16le', () => {
+    const dialect = cartesiaDialect(engine);
+    dialect.parse(
+      json({
+        ...base,
+        context_id: 'a',
+        output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 24000 },
+      }),
+    );
+    const audio = pcm16([0, 16384, -32768]);
+    const first = sentJson(oneFrame(dialect.audio({ requestId: 'c1', context: 'a' }, audio, SPAN)));
+    expect(first).toStrictEqual({
+      type: 'chunk',
+      data: Buffer.from(audio).toString('base64'),
+      done: false,
+      status_code: 206,
+      step_time: expect.any(Number),
+      flush_id: 1,
+      context_id: 'a',
+    });
+    expect(first.step_time).toBe(0);
+    const second = sentJson(oneFrame(dialect.audio({ requestId: 'c1', context: 'a' }, audio, SPAN)));
+    expect(second.step_time).toBeGreaterThanOrEqual(0);
+    expect(Math.round((second.step_time as number) * 10)).toBeCloseTo((second.step_time as number) * 10, 6);
+  });
+
+  it('widens the audio of a pcm_f32le request to 32-bit floats', () => {
+    const dialect = cartesiaDialect(engine);
+    dialect.parse(
+      json({
+        ...base,
+        context_id: 's',
+        output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 24000 },
+      }),
+    );
+    dialect.parse(
+      json({
+        ...base,
+        context_id: 'f',
+        output_format: { container: 'raw', encoding: 'pcm_f32le', sample_rate: 16000 },
+      }),
+    );
+    const samples = [0, 1, -1, 16384, -16384, 32767, -32768];
+    const frame = sentJson(oneFrame(dialect.audio({ requestId: 'f2', context: 'f' }, pcm16(samples), SPAN)));
+    const data = Buffer.from(frame.data as string, 'base64');
+    expect(data.length).toBe(samples.length * 4);
+    expect(floats(data)).toEqual(samples.map((s) => s / 32768));
+    expect(floats(data)).toEqual([0, 1 / 32768, -1 / 32768, 0.5, -0.5, 0.999969482421875, -1]);
+    expect(frame.context_id).toBe('f');
+    const plain = sentJson(oneFrame(dialect.audio({ requestId: 'c1', context: 's' }, pcm16(samples), SPAN)));
+    expect(Buffer.from(plain.data as string, 'base64')).toEqual(Buffer.from(pcm16(samples)));
+  });
+
+  it('answers a flush with flush_done; chunks carry the number of the flush they come before', () => {
+    const dialect = cartesiaDialect(engine);
+    const turn = { requestId: 'c1', context: 'a' };
+    const flushId = () => sentJson(oneFrame(dialect.audio(turn, pcm16([1, 2]), SPAN))).flush_id;
+    expect(flushId()).toBe(1);
+    expect(dialect.mark(turn, 'flush', 0.5)).toStrictEqual({
+      type: 'flush_done',
+      done: false,
+      flush_done: true,
+      flush_id: 1,
+      status_code: 206,
+      context_id: 'a',
+    });
+    expect(flushId()).toBe(2);
+    expect(dialect.mark(turn, 'flush', 0.9)).toMatchObject({ flush_id: 2 });
+    // Each turn counts its own, from 1.
+    expect(
+      sentJson(oneFrame(dialect.audio({ requestId: 'c2', context: 'b' }, pcm16([1]), SPAN))).flush_id,
+    ).toBe(1);
+    dialect.ended!(turn);
+    expect(flushId()).toBe(1);
+  });
+
+  it('carries at most 16384 bytes of audio in a chunk, as Cartesia does: 8192 of PCM16 widened to floats', () => {
+    const dialect = cartesiaDialect(engine);
+    expect(dialect.maxAudioBytes!({ requestId: 'c1', context: 'a' })).toBe(16_384);
+    expect(dialect.maxAudioBytes!({ requestId: 'f2', context: 'a' })).toBe(8192);
+  });
+
+  it('sends words as timestamps messages', () => {
+    const dialect = cartesiaDialect(engine);
+    expect(
+      dialect.words({ requestId: 'c1', context: 'a' }, [
+        { word: 'Hello', start_s: 0, end_s: 0.32 },
+        { word: 'world', start_s: 0.32, end_s: 0.71 },
+      ]),
+    ).toStrictEqual({
+      type: 'timestamps',
+      done: false,
+      status_code: 206,
+      context_id: 'a',
+      word_timestamps: { words: ['Hello', 'world'], start: [0, 0.32], end: [0.32, 0.71] },
+    });
+  });
+
+  it('ends a request with done, and a cancel with done, cancelled and heard', () => {
+    const dialect = cartesiaDialect(engine);
+    expect(dialect.complete({ requestId: 'c1', context: 'a' }, FIGURES)).toStrictEqual({
+      type: 'done',
+      done: true,
+      status_code: 200,
+      context_id: 'a',
+    });
+    expect(dialect.contextClosed('a', ['c1'], HEARD)).toStrictEqual({
+      type: 'done',
+      done: true,
+      status_code: 200,
+      context_id: 'a',
+      cancelled: true,
+      heard: HEARD,
+    });
+    expect(dialect.contextClosed('a', [], undefined)).toStrictEqual({
+      type: 'done',
+      done: true,
+      status_code: 200,
+      context_id: 'a',
+      cancelled: true,
+    });
+  });
+
+  it('sends nothing for start, marks and cancels, and opens with nothing', () => {
+    const dialect = cartesiaDialect(engine);
+    expect(dialect.opening('s1')).toEqual([]);
+    expect(dialect.start({ requestId: 'c1', context: 'a' })).toBeUndefined();
+    expect(dialect.mark({ requestId: 'c1', context: 'a' }, 'm', 1)).toBeUndefined();
+    expect(dialect.cancelled('c1', ['c1'], HEARD, 'a')).toBeUndefined();
+    expect(dialect.defaults).toEqual({});
+  });
+
+  it.each([
+    ['context_closed', 409, 'context closed'],
+    ['too_many_contexts', 429, 'too many contexts'],
+    ['invalid_option', 400, 'invalid option'],
+    ['voice_not_found', 400, 'voice not found'],
+    ['busy', 503, 'busy'],
+    ['internal_error', 500, 'internal error'],
+  ] as const)('words a %s error with status %d', (code, status, title) => {
+    const dialect = cartesiaDialect(engine);
+    expect(dialect.error(body(code, 'It failed.', 'c7'), 'a')).toStrictEqual({
+      type: 'error',
+      done: true,
+      status_code: status,
+      error: 'It failed.',
+      title,
+      message: 'It failed.',
+      error_code: code,
+      request_id: 'c7',
+      context_id: 'a',
+    });
+    expect(dialect.error(body(code, 'It failed.'))).toStrictEqual({
+      type: 'error',
+      done: true,
+      status_code: status,
+      error: 'It failed.',
+      title,
+      message: 'It failed.',
+      error_code: code,
+    });
+  });
+});
+
+describe('cartesiaOutput', () => {
+  const ALL = ['raw', 'wav', 'mp3'];
+  const outputs: [Record<string, unknown>, readonly string[], VendorOutput][] = [
+    [
+      { container: 'raw', encoding: 'pcm_s16le', sample_rate: 16000 },
+      ['raw'],
+      { format: 'pcm', sampleRate: 16000 },
+    ],
+    [
+      { container: 'raw', encoding: 'pcm_f32le', sample_rate: 24000 },
+      ['raw'],
+      { format: 'pcm', sampleRate: 24000, float: true },
+    ],
+    [
+      { container: 'raw', encoding: 'pcm_mulaw', sample_rate: 8000 },
+      ['raw'],
+      { format: 'mulaw', sampleRate: 8000 },
+    ],
+    [
+      { container: 'raw', encoding: 'pcm_alaw', sample_rate: 8000 },
+      ['raw'],
+      { format: 'alaw', sampleRate: 8000 },
+    ],
+    [
+      { container: 'wav', encoding: 'pcm_s16le', sample_rate: 22050 },
+      ALL,
+      { format: 'wav', sampleRate: 22050 },
+    ],
+    [{ container: 'mp3', sample_rate: 44100, bit_rate: 128000 }, ALL, { format: 'mp3', sampleRate: 44100 }],
+    [
+      { container: 'mp3', encoding: 'pcm_f32le', sample_rate: 24000 },
+      ALL,
+      { format: 'mp3', sampleRate: 24000 },
+    ],
+    ...FORMATS.pcm.rates.map((rate): [Record<string, unknown>, readonly string[], VendorOutput] => [
+      { container: 'raw', encoding: 'pcm_s16le', sample_rate: rate },
+      ['raw'],
+      { format: 'pcm', sampleRate: rate },
+    ]),
+  ];
+  it.each(outputs)('%j in %j', (value, containers, expected) => {
+    expect(cartesiaOutput(value, containers)).toStrictEqual(expected);
+  });
+
+  const refusals: [unknown, readonly string[], RegExp][] = [
+    [null, ['raw'], /^output_format should be an object such as \{"container": "raw"/],
+    ['raw', ['raw'], /^output_format should be an object/],
+    [[], ['raw'], /^output_format should be an object/],
+    [undefined, ['raw'], /^output_format should be an object/],
+    [{ container: 'wav', encoding: 'pcm_s16le', sample_rate: 24000 }, ['raw'], /: container should be raw$/],
+    [{ container: 'mp3', sample_rate: 24000 }, ['raw', 'wav'], /: container should be raw or wav$/],
+    [{ encoding: 'pcm_s16le', sample_rate: 24000 }, ['raw'], /: container should be raw$/],
+    [
+      { container: 'raw', encoding: 'pcm_s16le', sample_rate: '24000' },
+      ['raw'],
+      /: sample_rate should be a number$/,
+    ],
+    [{ container: 'raw', encoding: 'pcm_s16le' }, ['raw'], /: sample_rate should be a number$/],
+    [
+      { container: 'raw', sample_rate: 24000 },
+      ['raw'],
+      /: encoding should be pcm_s16le, pcm_f32le, pcm_mulaw or pcm_alaw$/,
+    ],
+    [
+      { container: 'raw', encoding: 'pcm_s24le', sample_rate: 8000 },
+      ['raw'],
+      /: encoding should be pcm_s16le, pcm_f32le, pcm_mulaw or pcm_alaw$/,
+    ],
+    [
+      { container: 'raw', encoding: 'toString', sample_rate: 8000 },
+      ['raw'],
+      /: encoding should be pcm_s16le/,
+    ],
+    [
+      { container: 'wav', encoding: 'pcm_f32le', sample_rate: 24000 },
+      ALL,
+      /: a wav container holds pcm_s16le here$/,
+    ],
+    [
+      { container: 'wav', encoding: 'pcm_mulaw', sample_rate: 8000 },
+      ALL,
+      /: a wav container holds pcm_s16le here$/,
+    ],
+    [
+      { container: 'raw', encoding: 'pcm_mulaw', sample_rate: 16000 },
+      ['raw'],
+      new RegExp(`: sample rate 16000 is not offered for it; use one of ${FORMATS.mulaw.rates.join(', ')}$`),
+    ],
+    [
+      { container: 'raw', encoding: 'pcm_s16le', sample_rate: 44000 },
+      ['raw'],
+      new RegExp(`: sample rate 44000 is not offered for it; use one of ${FORMATS.pcm.rates.join(', ')}$`),
+    ],
+    [
+      { container: 'raw', encoding: 'pcm_f32le', sample_rate: 12000 },
+      ['raw'],
+      /sample rate 12000 is not offered/,
+    ],
+    [{ container: 'mp3', sample_rate: 32000 }, ALL, /sample rate 32000 is not offered/],
+    [
+      { container: 'wav', encoding: 'pcm_s16le', sample_rate: 11025 },
+      ALL,
+      /sample rate 11025 is not offered/,
+    ],
+  ];
+  it.each(refusals)('refuses %j in %j', (value, containers, message) => {
+    const err = thrown(() => cartesiaOutput(value, containers));
+    expectError(err, 'invalid_option', message, 'output_format');
+    expect((err as TtsError).message).toMatch(/^output_format /);
+  });
+});
+
+describe('pcm16ToFloat32', () => {
+  it('divides each sample by 32768', () => {
+    const out = pcm16ToFloat32(pcm16([0, 1, -1, 16384, -16384, 32767, -32768]));
+    expect(out.length).toBe(28);
+    expect(floats(out)).toEqual([0, 1 / 32768, -1 / 32768, 0.5, -0.5, 0.999969482421875, -1]);
+  });
+
+  it('ignores an odd trailing byte and takes nothing to nothing', () => {
+    expect(floats(pcm16ToFloat32(new Uint8Array([0x00, 0x40, 0xff])))).toEqual([0.5]);
+    expect(pcm16ToFloat32(new Uint8Array([0x7f])).length).toBe(0);
+    expect(pcm16ToFloat32(new Uint8Array(0)).length).toBe(0);
+  });
+
+  it('reads a view from its byte offset, and only its bytes', () => {
+    const buffer = new Uint8Array([0xaa, 0x00, 0x80, 0x00, 0x40, 0xbb, 0xcc]).buffer;
+    const view = new Uint8Array(buffer, 1, 4);
+    const out = pcm16ToFloat32(view);
+    expect(out.byteOffset).toBe(0);
+    expect(out.length).toBe(8);
+    expect(floats(out)).toEqual([-1, 0.5]);
+    expect(floats(pcm16ToFloat32(new Uint8Array(buffer, 2, 2)))).toEqual([128 / 32768]);
+  });
+});
