@@ -16,6 +16,7 @@ import {
 } from '../../model/text/languages/index.ts';
 import { createRegistry } from '../../model/text/languages/registry.ts';
 import { parsePronunciationFile } from '../../model/text/pronunciations/index.ts';
+import { SAY_AS_KINDS } from '../../model/text/say-as.ts';
 
 const KOKORO_LETTERS = [...new Set(VOICE_IDS.map((id) => id[0]!))];
 
@@ -36,6 +37,28 @@ describe('language registry', () => {
     for (const fn of [l.frontEnd, l.load, l.normalize, l.phonemize]) expect(typeof fn).toBe('function');
     expect(l.frontEnd()).toMatch(/^(misaki(-espeak|-ja|-zh)?|espeak-ng)$/);
   });
+
+  it.each(REGISTRY.languages.map((l) => [l.code, l] as const))(
+    '%s states how say-as reads it',
+    (_code, l) => {
+      const reading = l.sayAs!;
+      expect(['english', 'espeak', 'japanese', 'chinese']).toContain(reading.family);
+      for (const kind of reading.unsupported) expect(SAY_AS_KINDS).toContain(kind);
+      expect(new Set(reading.unsupported).size).toBe(reading.unsupported.length);
+      expect(reading.plus.trim()).not.toBe('');
+      expect(reading.minus.trim()).not.toBe('');
+      if (reading.family === 'english') expect(typeof reading.british).toBe('boolean');
+      if (reading.family === 'espeak') {
+        const { numbers } = reading;
+        expect([',', '.']).toContain(numbers.decimal);
+        expect(numbers.and.trim()).not.toBe('');
+        expect(Object.keys(numbers.currencies).sort()).toEqual(['BRL', 'EUR', 'GBP', 'INR', 'JPY', 'USD']);
+        for (const { unit, cent } of Object.values(numbers.currencies))
+          for (const word of [...unit, ...cent]) expect(word.trim()).not.toBe('');
+        if (!reading.unsupported.includes('ordinal')) expect(reading.ordinal('2', false)).toMatch(/^2\D/);
+      }
+    },
+  );
 
   it('parses every letter, tag, alias and PLS tag to its language, in any case', () => {
     for (const l of REGISTRY.languages) {

@@ -49,6 +49,7 @@ function english(
     aliases: [],
     spaced: true,
     readsStressMarkup: true,
+    sayAs: { family: 'english', british: code === 'b', unsupported: [], plus: 'plus', minus: 'minus' },
     warmUp: WARM_UP,
     frontEnd: () => englishFrontEnd(code) ?? 'misaki-espeak',
     load,
