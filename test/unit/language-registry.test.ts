@@ -36,6 +36,7 @@ describe('language registry', () => {
     expect(typeof l.readsStressMarkup).toBe('boolean');
     for (const fn of [l.frontEnd, l.load, l.normalize, l.phonemize]) expect(typeof fn).toBe('function');
     expect(l.frontEnd()).toMatch(/^(misaki(-espeak|-ja|-zh)?|espeak-ng)$/);
+    expect(['american', 'british', 'espeak', 'plain']).toContain(l.ipa);
   });
 
   it.each(REGISTRY.languages.map((l) => [l.code, l] as const))(
@@ -59,6 +60,17 @@ describe('language registry', () => {
       }
     },
   );
+
+  it("reads IPA and say-as by its G2P's conventions", () => {
+    for (const l of REGISTRY.languages) {
+      const espeak = l.frontEnd() === 'espeak-ng';
+      expect(l.ipa === 'espeak', l.code).toBe(espeak);
+      expect(l.sayAs?.family === 'espeak', l.code).toBe(espeak);
+      const english = l.code === 'a' || l.code === 'b';
+      expect(l.ipa === 'american' || l.ipa === 'british', l.code).toBe(english);
+      expect(l.sayAs?.family === 'english', l.code).toBe(english);
+    }
+  });
 
   it('parses every letter, tag, alias and PLS tag to its language, in any case', () => {
     for (const l of REGISTRY.languages) {
@@ -129,6 +141,7 @@ describe('a language added through the registry alone', () => {
     plsTags: ['tlh'],
     spaced: true,
     readsStressMarkup: false,
+    ipa: 'plain',
     warmUp: ['nuqneH'],
     frontEnd: () => 'stand-in',
     load: () => Promise.resolve(),

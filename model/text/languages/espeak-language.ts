@@ -47,6 +47,7 @@ export function espeakLanguage({
     spaced: true,
     readsStressMarkup: false,
     sayAs: { family: 'espeak', unsupported: sayAsUnsupported, ...signs, numbers, ordinal },
+    ipa: 'espeak',
     frontEnd: () => 'espeak-ng',
     load: loadPhonemizer,
     normalize: (text) => normalizeIntl(text, numbers),

@@ -2,7 +2,7 @@
  * What the text front end knows of one language: one object per language, in its own module of
  * this folder, listed once in index.ts. Everything that differs by language (its names, its
  * normalizer, its G2P and when that loads, its warm-up text, how dictionaries match in it, how
- * say-as is read in it) is asked of this object instead of switching on Kokoro's letter.
+ * say-as and IPA are read in it) is asked of this object instead of switching on Kokoro's letter.
  */
 import type { LanguageCode } from '../../kokoro/constants.ts';
 import type { EspeakNumbers } from '../normalize-intl.ts';
@@ -42,6 +42,13 @@ export type SayAsReading =
   | (SayAsCommon & { readonly family: 'japanese' })
   | (SayAsCommon & { readonly family: 'chinese' });
 
+/**
+ * How IPA written for it (SSML `<phoneme>`, PLS lexicons) becomes Kokoro's symbols (ipa.ts):
+ * misaki's American or British English set, espeak-ng's IPA as misaki maps it, or as written
+ * (only affricates joined).
+ */
+export type IpaConvention = 'american' | 'british' | 'espeak' | 'plain';
+
 export interface Language {
   /** Kokoro's letter: the first letter of the language's voice ids. */
   readonly code: LanguageCode;
@@ -65,6 +72,8 @@ export interface Language {
   readonly readsStressMarkup: boolean;
   /** How `<say-as>` is read in it; absent, every kind is refused (its text read as written). */
   readonly sayAs?: SayAsReading;
+  /** How IPA written for it becomes Kokoro's symbols. */
+  readonly ipa: IpaConvention;
   /** Varied sentences run through the front end at warm-up, so its first request is not the cold one. */
   readonly warmUp: readonly string[];
   /** The front end reading it in this thread, as reported (`misaki`, `espeak-ng`, `misaki-ja`…). */
