@@ -3,6 +3,7 @@
  * languages derived from the modules, and a language that exists only as a registry entry read
  * through it.
  */
+import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { VOICE_IDS, type LanguageCode } from '../../model/kokoro/constants.ts';
 import { DEFAULT_NORMALIZATION } from '../../model/text/normalization-options.ts';
@@ -17,6 +18,8 @@ import {
 import { createRegistry } from '../../model/text/languages/registry.ts';
 import { parsePronunciationFile } from '../../model/text/pronunciations/index.ts';
 import { SAY_AS_KINDS } from '../../model/text/say-as.ts';
+import { CORPORA } from '../../scripts/lib/corpora.ts';
+import { projectPath } from '../../scripts/lib/paths.ts';
 
 const KOKORO_LETTERS = [...new Set(VOICE_IDS.map((id) => id[0]!))];
 
@@ -70,6 +73,17 @@ describe('language registry', () => {
       expect(l.ipa === 'american' || l.ipa === 'british', l.code).toBe(english);
       expect(l.sayAs?.family === 'english', l.code).toBe(english);
     }
+  });
+
+  it('names a corpus for every language but English, one file each', () => {
+    expect(REGISTRY.languages.filter((l) => l.corpus === undefined).map((l) => l.code)).toEqual(['a', 'b']);
+    const files = readdirSync(projectPath('test', 'fixtures', 'corpora')).filter((f) => f.endsWith('.txt'));
+    expect(
+      Object.keys(CORPORA)
+        .map((name) => `${name}.txt`)
+        .sort(),
+    ).toEqual(files.sort());
+    for (const [name, code] of Object.entries(CORPORA)) expect(REGISTRY.find(code)?.corpus).toBe(name);
   });
 
   it('parses every letter, tag, alias and PLS tag to its language, in any case', () => {

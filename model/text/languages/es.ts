@@ -20,6 +20,7 @@ export const SPANISH = espeakLanguage({
     },
   },
   signs: { plus: 'más', minus: 'menos' },
+  corpus: 'es',
   warmUp: [
     'El tren sale mañana a las ocho; ¿quieres que reserve dos asientos junto a la ventana?',
     'Gracias por esperar, encontré tres vuelos que coinciden con tus fechas y tu presupuesto.',

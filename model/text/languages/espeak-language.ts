@@ -25,6 +25,7 @@ export interface EspeakLanguage {
   readonly sayAsUnsupported?: readonly SayAsKind[];
   /** Ordinal `n` as espeak-ng reads it; by default `1º`, or `1ª` when written feminine. */
   readonly ordinal?: (n: string, feminine: boolean) => string;
+  readonly corpus: string;
   readonly warmUp: readonly string[];
 }
 

@@ -22,6 +22,7 @@ export const FRENCH = espeakLanguage({
   signs: { plus: 'plus', minus: 'moins' },
   // espeak-ng reads French ordinals written 1er, 2ème.
   ordinal: (n) => (n === '1' ? '1er' : `${n}ème`),
+  corpus: 'fr',
   warmUp: [
     'Le train part demain à huit heures ; voulez-vous que je réserve deux places près de la fenêtre ?',
     "Merci d'avoir patienté, j'ai trouvé trois vols qui correspondent à vos dates et à votre budget.",

@@ -20,6 +20,7 @@ export const ITALIAN = espeakLanguage({
     },
   },
   signs: { plus: 'più', minus: 'meno' },
+  corpus: 'it',
   warmUp: [
     'Il treno parte domani alle otto; vuoi che prenoti due posti vicino al finestrino?',
     'Grazie per aver aspettato, ho trovato tre voli che corrispondono alle tue date e al tuo budget.',

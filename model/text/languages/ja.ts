@@ -21,6 +21,7 @@ export const JAPANESE: Language = {
     minus: 'マイナス',
   },
   ipa: 'plain',
+  corpus: 'ja',
   warmUp: [
     '明日の朝八時に電車が出ます。窓側の席を二つ予約しましょうか？',
     'お待たせしました、ご希望の日程と予算に合う便が三つ見つかりました。',

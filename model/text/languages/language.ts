@@ -2,7 +2,8 @@
  * What the text front end knows of one language: one object per language, in its own module of
  * this folder, listed once in index.ts. Everything that differs by language (its names, its
  * normalizer, its G2P and when that loads, its warm-up text, how dictionaries match in it, how
- * say-as and IPA are read in it) is asked of this object instead of switching on Kokoro's letter.
+ * say-as and IPA are read in it, its test corpus) is asked of this object instead of switching on
+ * Kokoro's letter.
  */
 import type { LanguageCode } from '../../kokoro/constants.ts';
 import type { EspeakNumbers } from '../normalize-intl.ts';
@@ -74,6 +75,11 @@ export interface Language {
   readonly sayAs?: SayAsReading;
   /** How IPA written for it becomes Kokoro's symbols. */
   readonly ipa: IpaConvention;
+  /**
+   * Its corpus in test/fixtures/corpora/ (`es` → es.txt), on which its vocabulary coverage is
+   * tested and benchmarked; English, without one, uses the benchmark texts.
+   */
+  readonly corpus?: string;
   /** Varied sentences run through the front end at warm-up, so its first request is not the cold one. */
   readonly warmUp: readonly string[];
   /** The front end reading it in this thread, as reported (`misaki`, `espeak-ng`, `misaki-ja`…). */

@@ -20,6 +20,7 @@ export const BRAZILIAN_PORTUGUESE = espeakLanguage({
     },
   },
   signs: { plus: 'mais', minus: 'menos' },
+  corpus: 'pt-br',
   warmUp: [
     'O trem sai amanhã às oito horas; você quer que eu reserve dois lugares perto da janela?',
     'Obrigado por esperar, encontrei três voos que combinam com as suas datas e o seu orçamento.',
