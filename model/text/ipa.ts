@@ -9,6 +9,7 @@
  * affricates as Kokoro's single symbols), the sounds are left as written.
  */
 import type { LanguageCode } from '../kokoro/constants.ts';
+import { languageOf } from './languages/index.ts';
 import { KOKORO_VOCAB } from './tokens.ts';
 
 /** Sequences → replacements, matched longest first at each position, left to right. */
@@ -51,8 +52,6 @@ const AFFRICATES = table({
 const TIED_DIPHTHONGS = table({
   'a͡ɪ': 'I', 'a͡ʊ': 'W', 'e͡ɪ': 'A', 'o͡ʊ': 'O', 'ə͡ʊ': 'Q', 'ɔ͡ɪ': 'Y',
 });
-
-const ESPEAK_LANGUAGES: ReadonlySet<LanguageCode> = new Set(['e', 'f', 'h', 'i', 'p']);
 
 /** Vowels a misaki stress mark goes right before. */
 const ENGLISH_VOWELS = new Set('AIOQWYaeiouæɑɒɔəɛɜɪʊʌᵊᵻ');
@@ -99,7 +98,8 @@ function stressBeforeVowels(text: string): string {
 }
 
 /**
- * Standard IPA → Kokoro's symbols for `lang`, in this order:
+ * Standard IPA → Kokoro's symbols for `lang`, by the convention its module states (`ipa`), in
+ * this order:
  * 1. Unicode: composed (NFC), except that a character Kokoro lacks is decomposed (`ã` → `a` + `◌̃`).
  * 2. espeak languages: tied diphthongs as misaki maps them (`a͡ɪ` → `I`).
  * 3. Everywhere: tie bars and `‿` removed, `'` → `ˈ`, `g` → `ɡ`, `ɫ` → `l`, half-long `ˑ` dropped,
@@ -114,7 +114,8 @@ function stressBeforeVowels(text: string): string {
 export function ipaToKokoro(ipa: string, lang: LanguageCode): string {
   let s = '';
   for (const ch of ipa.normalize('NFC')) s += KOKORO_VOCAB.has(ch) ? ch : ch.normalize('NFD');
-  if (ESPEAK_LANGUAGES.has(lang)) s = replaceAll(s, TIED_DIPHTHONGS);
+  const convention = languageOf(lang).ipa;
+  if (convention === 'espeak') s = replaceAll(s, TIED_DIPHTHONGS);
   s = s
     .replace(/[\u0361\u035c\u203f]/g, '')
     .replace(/'/g, 'ˈ')
@@ -123,9 +124,9 @@ export function ipaToKokoro(ipa: string, lang: LanguageCode): string {
     .replace(/ˑ/g, '')
     .replace(/(?<=\S):/g, 'ː')
     .replace(/(?<=\S)\.(?=\S)/g, '');
-  if (lang !== 'a' && lang !== 'b') return replaceAll(s, AFFRICATES);
+  if (convention !== 'american' && convention !== 'british') return replaceAll(s, AFFRICATES);
   s = s.replace(/(\S)[\u0329\u030d]/gu, 'ᵊ$1');
-  return stressBeforeVowels(replaceAll(s, lang === 'a' ? AMERICAN : BRITISH));
+  return stressBeforeVowels(replaceAll(s, convention === 'american' ? AMERICAN : BRITISH));
 }
 
 /**

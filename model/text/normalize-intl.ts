@@ -11,25 +11,26 @@
  */
 import { cleanCharacters } from './normalize.ts';
 
-/** The languages this module serves. */
-export type EspeakLang = 'e' | 'f' | 'h' | 'i' | 'p';
-
-interface Currency {
+/** A currency's words in one language. */
+export interface Currency {
   /** Unit, singular and plural. */
   readonly unit: readonly [string, string];
   /** Hundredth, singular and plural. */
   readonly cent: readonly [string, string];
 }
 
-interface LanguageWords {
+/** How a language espeak-ng reads writes numbers and says money: stated by its module (languages/). */
+export interface EspeakNumbers {
   /** Joins units and hundredths: "doce euros con cincuenta céntimos". */
   readonly and: string;
   /** The decimal mark of plain numbers. */
   readonly decimal: ',' | '.';
+  /** Indian numerals: Devanagari digits read as ASCII ones, lakh grouping (1,00,000) dropped. */
+  readonly indian?: boolean;
   readonly currencies: Readonly<Record<CurrencyCode, Currency>>;
 }
 
-type CurrencyCode = 'EUR' | 'USD' | 'GBP' | 'JPY' | 'BRL' | 'INR';
+export type CurrencyCode = 'EUR' | 'USD' | 'GBP' | 'JPY' | 'BRL' | 'INR';
 
 const SIGNS: Readonly<Record<string, CurrencyCode>> = {
   '€': 'EUR',
@@ -46,65 +47,6 @@ const SIGNS: Readonly<Record<string, CurrencyCode>> = {
   JPY: 'JPY',
   BRL: 'BRL',
   INR: 'INR',
-};
-
-// prettier-ignore
-const WORDS: Readonly<Record<EspeakLang, LanguageWords>> = {
-  e: {
-    and: 'con', decimal: ',',
-    currencies: {
-      EUR: { unit: ['euro', 'euros'], cent: ['céntimo', 'céntimos'] },
-      USD: { unit: ['dólar', 'dólares'], cent: ['centavo', 'centavos'] },
-      GBP: { unit: ['libra', 'libras'], cent: ['penique', 'peniques'] },
-      JPY: { unit: ['yen', 'yenes'], cent: ['sen', 'sen'] },
-      BRL: { unit: ['real', 'reales'], cent: ['centavo', 'centavos'] },
-      INR: { unit: ['rupia', 'rupias'], cent: ['paisa', 'paisas'] },
-    },
-  },
-  f: {
-    and: 'et', decimal: ',',
-    currencies: {
-      EUR: { unit: ['euro', 'euros'], cent: ['centime', 'centimes'] },
-      USD: { unit: ['dollar', 'dollars'], cent: ['cent', 'cents'] },
-      GBP: { unit: ['livre', 'livres'], cent: ['penny', 'pence'] },
-      JPY: { unit: ['yen', 'yens'], cent: ['sen', 'sen'] },
-      BRL: { unit: ['réal', 'réais'], cent: ['centavo', 'centavos'] },
-      INR: { unit: ['roupie', 'roupies'], cent: ['paisa', 'paisas'] },
-    },
-  },
-  i: {
-    and: 'e', decimal: ',',
-    currencies: {
-      EUR: { unit: ['euro', 'euro'], cent: ['centesimo', 'centesimi'] },
-      USD: { unit: ['dollaro', 'dollari'], cent: ['centesimo', 'centesimi'] },
-      GBP: { unit: ['sterlina', 'sterline'], cent: ['penny', 'pence'] },
-      JPY: { unit: ['yen', 'yen'], cent: ['sen', 'sen'] },
-      BRL: { unit: ['real', 'reais'], cent: ['centavo', 'centavos'] },
-      INR: { unit: ['rupia', 'rupie'], cent: ['paisa', 'paisa'] },
-    },
-  },
-  p: {
-    and: 'e', decimal: ',',
-    currencies: {
-      EUR: { unit: ['euro', 'euros'], cent: ['centavo', 'centavos'] },
-      USD: { unit: ['dólar', 'dólares'], cent: ['centavo', 'centavos'] },
-      GBP: { unit: ['libra', 'libras'], cent: ['centavo', 'centavos'] },
-      JPY: { unit: ['iene', 'ienes'], cent: ['sen', 'sen'] },
-      BRL: { unit: ['real', 'reais'], cent: ['centavo', 'centavos'] },
-      INR: { unit: ['rupia', 'rupias'], cent: ['paisa', 'paisas'] },
-    },
-  },
-  h: {
-    and: 'और', decimal: '.',
-    currencies: {
-      EUR: { unit: ['यूरो', 'यूरो'], cent: ['सेंट', 'सेंट'] },
-      USD: { unit: ['डॉलर', 'डॉलर'], cent: ['सेंट', 'सेंट'] },
-      GBP: { unit: ['पाउंड', 'पाउंड'], cent: ['पेंस', 'पेंस'] },
-      JPY: { unit: ['येन', 'येन'], cent: ['सेन', 'सेन'] },
-      BRL: { unit: ['रियाल', 'रियाल'], cent: ['सेंटावो', 'सेंटावो'] },
-      INR: { unit: ['रुपया', 'रुपये'], cent: ['पैसा', 'पैसे'] },
-    },
-  },
 };
 
 const SIGN = String.raw`(?:US\$|R\$|Rs\.|[$€£¥₹]|EUR|USD|GBP|JPY|BRL|INR)`;
@@ -136,8 +78,7 @@ export function parseAmount(amount: string): { units: string; cents: number } {
   return { units: whole.replace(/^0+(?=\d)/, ''), cents };
 }
 
-function moneyWords(lang: EspeakLang, code: CurrencyCode, amount: string): string {
-  const words = WORDS[lang];
+function moneyWords(words: EspeakNumbers, code: CurrencyCode, amount: string): string {
   const { unit, cent } = words.currencies[code];
   const { units, cents } = parseAmount(amount);
   const main = `${units} ${units === '1' ? unit[0] : unit[1]}`;
@@ -146,20 +87,20 @@ function moneyWords(lang: EspeakLang, code: CurrencyCode, amount: string): strin
 }
 
 /**
- * Rewrites written text in one of espeak's languages into what espeak-ng should read: see the
- * module notes. Sentence punctuation is kept (inverted marks and dandas dropped: see INVERTED).
+ * Rewrites written text in one of espeak's languages, by its `words`, into what espeak-ng should
+ * read: see the module notes. Sentence punctuation is kept (inverted marks and dandas dropped: see
+ * INVERTED).
  */
-export function normalizeIntl(text: string, lang: EspeakLang): string {
+export function normalizeIntl(text: string, words: EspeakNumbers): string {
   let s = cleanCharacters(text);
   if (s === '') return s;
-  if (lang === 'h') {
+  if (words.indian) {
     // Devanagari digits → ASCII (espeak's Hindi reads both); Indian grouping (1,00,000) → none.
     s = s.replace(DEVANAGARI_DIGITS, (d) => String(d.charCodeAt(0) - 0x966)).replace(INDIAN_GROUP, '');
   }
-  const words = WORDS[lang];
   s = s
-    .replace(MONEY_BEFORE, (_m, sign: string, amount: string) => moneyWords(lang, SIGNS[sign]!, amount))
-    .replace(MONEY_AFTER, (_m, amount: string, sign: string) => moneyWords(lang, SIGNS[sign]!, amount))
+    .replace(MONEY_BEFORE, (_m, sign: string, amount: string) => moneyWords(words, SIGNS[sign]!, amount))
+    .replace(MONEY_AFTER, (_m, amount: string, sign: string) => moneyWords(words, SIGNS[sign]!, amount))
     .replace(GROUPED, (m, sep: string) => (sep === words.decimal ? m : m.split(sep).join('')))
     .replace(INVERTED, '')
     // French sets guillemets off with spaces (« Bonjour »): Kokoro's quotes hug the words.

@@ -3,12 +3,13 @@
  * read instead of the element's content, built from the readers the normalizers already use.
  * Pure and synchronous; never throws for what a client sends.
  *
- * English (`a`, `b`) reads every kind in words. Spanish, French, Italian, Brazilian Portuguese and
- * Hindi are read by espeak-ng, which reads digits in the voice's language: a number becomes digits
- * it reads well ("1.234,5" → "1234,5", "-5" → "menos 5", "21" ordinal → "21º"), with the words
- * espeak-ng does not supply (plus, minus) from a small table. Japanese and Mandarin use their own
- * number readers (kana, Chinese numerals). What a language has no reader for is refused. The
- * spoken text may go through the language's normalizer again: it leaves all of it as it is.
+ * Each language states, in its module (languages/), which family of readers reads it, the kinds
+ * it has no reader for (refused) and its words for plus and minus. English reads every kind in
+ * words. Spanish, French, Italian, Brazilian Portuguese and Hindi are read by espeak-ng, which
+ * reads digits in the voice's language: a number becomes digits it reads well ("1.234,5" →
+ * "1234,5", "-5" → "menos 5", "21" ordinal → "21º"). Japanese and Mandarin use their own number
+ * readers (kana, Chinese numerals). The spoken text may go through the language's normalizer
+ * again: it leaves all of it as it is.
  *
  * Content is capped at {@link MAX_SAY_AS_CHARS} characters: a say-as element holds a number, a
  * date or a word, and the cap keeps every reader cheap whatever a client sends.
@@ -17,14 +18,11 @@ import type { LanguageCode } from '../kokoro/constants.ts';
 import { digitsToWords, integerToWords, numeralToWords, toOrdinalWords, yearToWords } from './numbers.ts';
 import { MONTH_BY_NAME, MONTHS, readClock, readDate, validDay } from './normalize-words.ts';
 import { normalizeNumbers } from './normalize-numbers.ts';
-import { normalizeIntl, type EspeakLang } from './normalize-intl.ts';
-import { languageName } from './languages/index.ts';
+import { normalizeIntl, type EspeakNumbers } from './normalize-intl.ts';
+import { languageOf } from './languages/index.ts';
+import type { SayAsKind as Kind, SayAsReading } from './languages/language.ts';
 import { integerToKana, numbersToKana } from './japanese.ts';
 import { digitsToZh, integerToZh, numbersToZh } from './mandarin.ts';
-
-// prettier-ignore
-type Kind =
-  'characters' | 'cardinal' | 'ordinal' | 'digits' | 'telephone' | 'date' | 'time' | 'currency' | 'unit';
 
 /** interpret-as values (W3C, Amazon Polly, Google, Azure spellings) → the kind read. */
 // prettier-ignore
@@ -58,24 +56,6 @@ export type SayAsResult = { spoken: string } | { unsupported: string };
 
 /** What a reader returns: the spoken text, or undefined when the content is not of its kind. */
 type Reading = string | undefined;
-type Family = 'en' | 'espeak' | 'j' | 'z';
-type Other = Exclude<LanguageCode, 'a' | 'b'>;
-
-/** The kinds a language has no reader for (espeak-ng reads no dates, times or units on its own). */
-// prettier-ignore
-const NO_READER: Readonly<Record<LanguageCode, readonly Kind[]>> = {
-  a: [], b: [], e: ['date', 'time', 'unit'], f: ['date', 'time', 'unit'], i: ['date', 'time', 'unit'],
-  p: ['date', 'time', 'unit'], h: ['ordinal', 'date', 'time', 'unit'], j: ['date', 'time', 'currency', 'unit'],
-  z: ['unit'],
-};
-
-// prettier-ignore
-const SIGN_WORDS: Readonly<Record<Other, { readonly plus: string; readonly minus: string }>> = {
-  e: { plus: 'más', minus: 'menos' }, f: { plus: 'plus', minus: 'moins' }, i: { plus: 'più', minus: 'meno' },
-  p: { plus: 'mais', minus: 'menos' }, h: { plus: 'प्लस', minus: 'माइनस' }, j: { plus: 'プラス', minus: 'マイナス' },
-  z: { plus: '加', minus: '负' },
-};
-
 /** Symbols the English characters reading names; other symbols are skipped. */
 // prettier-ignore
 const SYMBOL_NAMES: Readonly<Record<string, string>> = {
@@ -127,22 +107,18 @@ const NOUNS: Readonly<Record<Kind, string>> = {
   currency: 'an amount of money it knows', unit: 'a number with a unit',
 };
 
-const familyOf = (lang: LanguageCode): Family =>
-  lang === 'a' || lang === 'b' ? 'en' : lang === 'j' || lang === 'z' ? lang : 'espeak';
-
 /** A run of digits read one by one: "one two", "1 2" (espeak-ng reads each), "いち に", "一二". */
-function digitRun(digits: string, lang: LanguageCode): string {
-  const family = familyOf(lang);
-  if (family === 'en') return digitsToWords(digits);
-  if (family === 'z') return digitsToZh(digits);
-  return [...digits].map((d) => (family === 'j' ? integerToKana(d) : d)).join(' ');
+function digitRun(digits: string, { family }: SayAsReading): string {
+  if (family === 'english') return digitsToWords(digits);
+  if (family === 'chinese') return digitsToZh(digits);
+  return [...digits].map((d) => (family === 'japanese' ? integerToKana(d) : d)).join(' ');
 }
 
-function readCharacters(text: string, lang: LanguageCode): Reading {
-  const english = familyOf(lang) === 'en';
+function readCharacters(text: string, reading: SayAsReading): Reading {
+  const english = reading.family === 'english';
   const out: string[] = [];
   for (const c of text) {
-    if (c >= '0' && c <= '9') out.push(digitRun(c, lang));
+    if (c >= '0' && c <= '9') out.push(digitRun(c, reading));
     else if (LETTER.test(c)) {
       const upper = c.toUpperCase();
       // misaki tags a lone "A" as the article (ɐ); "eh" is the letter's name in its lexicons.
@@ -154,56 +130,53 @@ function readCharacters(text: string, lang: LanguageCode): Reading {
 }
 
 /** A numeral in a language espeak-ng reads: group marks dropped, the language's decimal mark kept. */
-function espeakNumeral(text: string, lang: EspeakLang): string | undefined {
-  const m = POINT_DECIMAL.exec(text) ?? (lang === 'h' ? HINDI_NUMERAL : COMMA_DECIMAL).exec(text);
+function espeakNumeral(text: string, numbers: EspeakNumbers, minus: string): string | undefined {
+  const m = POINT_DECIMAL.exec(text) ?? (numbers.indian ? HINDI_NUMERAL : COMMA_DECIMAL).exec(text);
   if (m === null) return undefined;
   const [, sign, whole, fraction] = m;
-  const mark = lang === 'h' ? '.' : ',';
-  const number = whole.replace(/\D/g, '') + (fraction === undefined ? '' : mark + fraction);
-  return sign === undefined ? number : `${SIGN_WORDS[lang].minus} ${number}`;
+  const number = whole.replace(/\D/g, '') + (fraction === undefined ? '' : numbers.decimal + fraction);
+  return sign === undefined ? number : `${minus} ${number}`;
 }
 
-function readCardinal(text: string, lang: LanguageCode): Reading {
-  const family = familyOf(lang);
-  if (family === 'espeak') return espeakNumeral(text, lang as EspeakLang);
+function readCardinal(text: string, reading: SayAsReading): Reading {
+  if (reading.family === 'espeak') return espeakNumeral(text, reading.numbers, reading.minus);
   if (!EN_NUMERAL.test(text)) return undefined;
-  if (family === 'en') return numeralToWords(text, { and: lang === 'b' });
+  if (reading.family === 'english') return numeralToWords(text, { and: reading.british });
   const negative = SIGN.test(text);
   const body = text.replace(SIGN, '').replaceAll(',', '').replace(LEADING_POINT, '0.');
-  if (family === 'z') return numbersToZh(negative ? `-${body}` : body);
+  if (reading.family === 'chinese') return numbersToZh(negative ? `-${body}` : body);
   const words = numbersToKana(body).trim();
-  return negative ? `${SIGN_WORDS.j.minus} ${words}` : words;
+  return negative ? `${reading.minus} ${words}` : words;
 }
 
-function readOrdinal(text: string, lang: LanguageCode): Reading {
-  const family = familyOf(lang);
-  if (family === 'en') {
+function readOrdinal(text: string, reading: SayAsReading): Reading {
+  if (reading.family === 'english') {
     const digits = EN_ORDINAL.exec(text)?.[1].replaceAll(',', '');
-    return digits && toOrdinalWords(integerToWords(digits, { and: lang === 'b' }));
+    return digits && toOrdinalWords(integerToWords(digits, { and: reading.british }));
   }
   const m = INTL_ORDINAL.exec(text);
   if (m === null) return undefined;
   const n = m[1].replace(/^0+(?=\d)/, '');
-  if (family === 'j') return `だい${integerToKana(n)}`;
-  if (family === 'z') return `第${integerToZh(n)}`;
-  // espeak-ng reads "1er"/"2ème" in French and "1º"/"1ª" in Spanish, Italian and Portuguese.
-  if (lang === 'f') return n === '1' ? '1er' : `${n}ème`;
-  return `${n}${m[2] === 'ª' || m[2] === 'a' ? 'ª' : 'º'}`;
+  if (reading.family === 'japanese') return `だい${integerToKana(n)}`;
+  if (reading.family === 'chinese') return `第${integerToZh(n)}`;
+  // espeak-ng reads "1º"/"1ª" in Spanish, Italian and Portuguese, "1er"/"2ème" in French.
+  return reading.ordinal(n, m[2] === 'ª' || m[2] === 'a');
 }
 
-function readDigits(text: string, lang: LanguageCode): Reading {
-  return DIGITS.test(text) ? digitRun(text.replace(/\D/g, ''), lang) : undefined;
+function readDigits(text: string, reading: SayAsReading): Reading {
+  return DIGITS.test(text) ? digitRun(text.replace(/\D/g, ''), reading) : undefined;
 }
 
-function readTelephone(text: string, lang: LanguageCode): Reading {
+function readTelephone(text: string, reading: SayAsReading): Reading {
   if (!PHONE.test(text) || !ANY_DIGIT.test(text)) return undefined;
   const groups = text.match(DIGIT_RUN) ?? [];
-  const family = familyOf(lang);
+  const { family } = reading;
   // Mandarin reads 1 as 幺 in phone numbers.
-  const read = groups.map((g) => (family === 'z' ? digitsToZh(g).replaceAll('一', '幺') : digitRun(g, lang)));
-  const plus = family === 'en' ? 'plus' : SIGN_WORDS[lang as Other].plus;
-  const body = read.join(family === 'j' ? '、' : ', ');
-  return text.startsWith('+') ? `${plus} ${body}` : body;
+  const read = groups.map((g) =>
+    family === 'chinese' ? digitsToZh(g).replaceAll('一', '幺') : digitRun(g, reading),
+  );
+  const body = read.join(family === 'japanese' ? '、' : ', ');
+  return text.startsWith('+') ? `${reading.plus} ${body}` : body;
 }
 
 /** Parts in the order of `format`; undefined when one does not fit its slot or the day cannot be. */
@@ -233,14 +206,14 @@ function guessFormat(parts: readonly string[], months: readonly (number | undefi
   return DATE_FORMATS.includes(format) ? format : undefined;
 }
 
-function readDateKind(text: string, lang: LanguageCode, format: string | undefined): Reading {
+function readDateKind(text: string, reading: SayAsReading, format: string | undefined): Reading {
   const parts = text
     .split(DATE_SEPARATORS)
     .filter((p) => p !== '')
     .map((p) => p.replace(DAY_SUFFIX, ''));
   const months = parts.map((p) => MONTH_BY_NAME.get(p.charAt(0).toUpperCase() + p.slice(1).toLowerCase()));
   if (parts.some((p, i) => months[i] === undefined && !/^\d{1,4}$/.test(p))) return undefined;
-  const british = lang === 'b';
+  const british = reading.family === 'english' && reading.british;
   const order = format ?? guessFormat(parts, months, british);
   if (order === undefined) return undefined;
   // A guessed order falls back to the other one when its day cannot be ("25/12" in American).
@@ -248,7 +221,7 @@ function readDateKind(text: string, lang: LanguageCode, format: string | undefin
   const date = assignDate(parts, months, order) ?? (format ? undefined : assignDate(parts, months, swapped));
   if (date === undefined) return undefined;
   const { year, month, day } = date;
-  if (lang === 'z') {
+  if (reading.family === 'chinese') {
     const y = year === undefined ? '' : `${digitsToZh(year)}年`;
     const m = month === undefined ? '' : `${integerToZh(String(month + 1))}月`;
     return `${y}${m}${day === undefined ? '' : `${integerToZh(String(day))}日`}`;
@@ -267,7 +240,7 @@ function readDateKind(text: string, lang: LanguageCode, format: string | undefin
 const zhClockPart = (value: string, unit: string): string =>
   value === '00' ? '' : `${value.startsWith('0') ? '零' : ''}${integerToZh(value)}${unit}`;
 
-function readTime(text: string, lang: LanguageCode, format: string | undefined): Reading {
+function readTime(text: string, reading: SayAsReading, format: string | undefined): Reading {
   const clock = format?.slice(-2);
   const m = TIME.exec(text);
   if (m === null) return undefined;
@@ -283,7 +256,7 @@ function readTime(text: string, lang: LanguageCode, format: string | undefined):
     ampm = hour >= 12 ? 'PM' : 'AM';
     hour = hour % 12 === 0 ? 12 : hour % 12;
   }
-  if (lang === 'z') {
+  if (reading.family === 'chinese') {
     const half = ampm === undefined ? '' : ampm === 'AM' ? '上午' : '下午';
     const h = hour === 2 ? '两' : integerToZh(String(hour));
     return `${half}${h}点${zhClockPart(mm ?? '00', '分')}${zhClockPart(ss ?? '00', '秒')}`;
@@ -293,9 +266,8 @@ function readTime(text: string, lang: LanguageCode, format: string | undefined):
   return `${words} and ${integerToWords(ss)} ${ss === '01' ? 'second' : 'seconds'}`;
 }
 
-function readCurrency(text: string, lang: LanguageCode): Reading {
-  const family = familyOf(lang);
-  if (family === 'en') {
+function readCurrency(text: string, reading: SayAsReading): Reading {
+  if (reading.family === 'english') {
     const m = EN_MONEY.exec(text);
     if (m === null) return undefined;
     const [, sign, us, sym1, amount1, amount2, after, code, amount3] = m;
@@ -304,12 +276,12 @@ function readCurrency(text: string, lang: LanguageCode): Reading {
     const amount = amount1 ?? amount2 ?? amount3;
     // The normalizer's money rule, misaki's shortcut off, reads the amount in words.
     const money = `${sign === undefined ? '' : '-'}${us ?? ''}${sym}${amount}`;
-    const words = normalizeNumbers(money, lang === 'b', false);
+    const words = normalizeNumbers(money, reading.british, false);
     return ANY_DIGIT.test(words) ? undefined : words;
   }
-  if (family === 'espeak') {
+  if (reading.family === 'espeak') {
     if (!INTL_MONEY.test(text)) return undefined;
-    const words = normalizeIntl(text, lang as EspeakLang);
+    const words = normalizeIntl(text, reading.numbers);
     return INTL_MONEY_LEFT.test(words) ? undefined : words;
   }
   const m = ZH_MONEY.exec(text);
@@ -319,15 +291,15 @@ function readCurrency(text: string, lang: LanguageCode): Reading {
   return sym === undefined ? undefined : numbersToZh(`${sym}${m[2] ?? m[3]}`);
 }
 
-function readUnit(text: string, lang: LanguageCode): Reading {
+function readUnit(text: string, reading: SayAsReading): Reading {
   const plain = text.replace('−', '-');
   if (!UNIT.test(plain)) return undefined;
   // The normalizer's unit, percent and degree rules; a unit they do not know is read as written.
-  const words = normalizeNumbers(plain, lang === 'b', false);
+  const words = normalizeNumbers(plain, reading.family === 'english' && reading.british, false);
   return ANY_DIGIT.test(words) ? undefined : words;
 }
 
-type Reader = (text: string, lang: LanguageCode, format: string | undefined) => Reading;
+type Reader = (text: string, reading: SayAsReading, format: string | undefined) => Reading;
 // prettier-ignore
 const READERS: Readonly<Record<Kind, Reader>> = {
   characters: readCharacters, cardinal: readCardinal, ordinal: readOrdinal, digits: readDigits,
@@ -357,7 +329,10 @@ export function sayAs(
   const refuse = (why: string) => ({ unsupported: `${tag} ${why}; its text is read as written` });
   if (!Object.hasOwn(KIND_OF, name)) return refuse(`is not supported (one of: ${SAY_AS_KINDS.join(', ')})`);
   const kind = KIND_OF[name];
-  if (NO_READER[lang].includes(kind)) return refuse(`is not supported in ${languageName(lang)}`);
+  const language = languageOf(lang);
+  const reading = language.sayAs;
+  if (reading === undefined || reading.unsupported.includes(kind))
+    return refuse(`is not supported in ${language.name}`);
   if (content.length > MAX_SAY_AS_CHARS) return refuse(`has more than ${MAX_SAY_AS_CHARS} characters`);
   const text = content
     .normalize('NFC')
@@ -368,7 +343,7 @@ export function sayAs(
   const format = known && (options.format?.trim().toLowerCase() || undefined);
   if (format !== undefined && !known?.includes(format))
     return refuse(`format="${format.slice(0, 16)}" is not a ${kind} format (one of: ${known?.join(', ')})`);
-  const spoken = READERS[kind](text, lang, format);
+  const spoken = READERS[kind](text, reading, format);
   if (spoken !== undefined) return { spoken };
   return refuse(`content is not ${NOUNS[kind]}${format === undefined ? '' : ` (format="${format}")`}`);
 }

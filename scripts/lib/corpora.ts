@@ -1,22 +1,18 @@
 /**
  * The public-domain corpora of test/fixtures/corpora/ (one sentence a line, `#` comments naming
- * the sources), one per language of Kokoro's besides English, which uses the benchmark texts.
+ * the sources): each language's module names its own (`corpus`); English, which has none, uses the
+ * benchmark texts.
  */
 import { readFileSync } from 'node:fs';
 import type { LanguageCode } from '../../model/kokoro/constants.ts';
+import { REGISTRY } from '../../model/text/languages/index.ts';
 import { projectPath } from './paths.ts';
 import { EIGHT_SENTENCES } from './bench-texts.ts';
 
-/** Corpus file name → Kokoro's language letter. */
-export const CORPORA: Readonly<Record<string, LanguageCode>> = {
-  es: 'e',
-  fr: 'f',
-  it: 'i',
-  'pt-br': 'p',
-  hi: 'h',
-  ja: 'j',
-  zh: 'z',
-};
+/** Corpus file name → Kokoro's language letter, in Kokoro's order. */
+export const CORPORA: Readonly<Record<string, LanguageCode>> = Object.fromEntries(
+  REGISTRY.languages.flatMap(({ corpus, code }) => (corpus === undefined ? [] : [[corpus, code]])),
+);
 
 /** The sentences of one corpus (`en` gives the benchmark texts). */
 export function corpus(name: string): string[] {

@@ -3,6 +3,7 @@
  * languages derived from the modules, and a language that exists only as a registry entry read
  * through it.
  */
+import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { VOICE_IDS, type LanguageCode } from '../../model/kokoro/constants.ts';
 import { DEFAULT_NORMALIZATION } from '../../model/text/normalization-options.ts';
@@ -16,6 +17,9 @@ import {
 } from '../../model/text/languages/index.ts';
 import { createRegistry } from '../../model/text/languages/registry.ts';
 import { parsePronunciationFile } from '../../model/text/pronunciations/index.ts';
+import { SAY_AS_KINDS } from '../../model/text/say-as.ts';
+import { CORPORA } from '../../scripts/lib/corpora.ts';
+import { projectPath } from '../../scripts/lib/paths.ts';
 
 const KOKORO_LETTERS = [...new Set(VOICE_IDS.map((id) => id[0]!))];
 
@@ -35,6 +39,51 @@ describe('language registry', () => {
     expect(typeof l.readsStressMarkup).toBe('boolean');
     for (const fn of [l.frontEnd, l.load, l.normalize, l.phonemize]) expect(typeof fn).toBe('function');
     expect(l.frontEnd()).toMatch(/^(misaki(-espeak|-ja|-zh)?|espeak-ng)$/);
+    expect(['american', 'british', 'espeak', 'plain']).toContain(l.ipa);
+  });
+
+  it.each(REGISTRY.languages.map((l) => [l.code, l] as const))(
+    '%s states how say-as reads it',
+    (_code, l) => {
+      const reading = l.sayAs!;
+      expect(['english', 'espeak', 'japanese', 'chinese']).toContain(reading.family);
+      for (const kind of reading.unsupported) expect(SAY_AS_KINDS).toContain(kind);
+      expect(new Set(reading.unsupported).size).toBe(reading.unsupported.length);
+      expect(reading.plus.trim()).not.toBe('');
+      expect(reading.minus.trim()).not.toBe('');
+      if (reading.family === 'english') expect(typeof reading.british).toBe('boolean');
+      if (reading.family === 'espeak') {
+        const { numbers } = reading;
+        expect([',', '.']).toContain(numbers.decimal);
+        expect(numbers.and.trim()).not.toBe('');
+        expect(Object.keys(numbers.currencies).sort()).toEqual(['BRL', 'EUR', 'GBP', 'INR', 'JPY', 'USD']);
+        for (const { unit, cent } of Object.values(numbers.currencies))
+          for (const word of [...unit, ...cent]) expect(word.trim()).not.toBe('');
+        if (!reading.unsupported.includes('ordinal')) expect(reading.ordinal('2', false)).toMatch(/^2\D/);
+      }
+    },
+  );
+
+  it("reads IPA and say-as by its G2P's conventions", () => {
+    for (const l of REGISTRY.languages) {
+      const espeak = l.frontEnd() === 'espeak-ng';
+      expect(l.ipa === 'espeak', l.code).toBe(espeak);
+      expect(l.sayAs?.family === 'espeak', l.code).toBe(espeak);
+      const english = l.code === 'a' || l.code === 'b';
+      expect(l.ipa === 'american' || l.ipa === 'british', l.code).toBe(english);
+      expect(l.sayAs?.family === 'english', l.code).toBe(english);
+    }
+  });
+
+  it('names a corpus for every language but English, one file each', () => {
+    expect(REGISTRY.languages.filter((l) => l.corpus === undefined).map((l) => l.code)).toEqual(['a', 'b']);
+    const files = readdirSync(projectPath('test', 'fixtures', 'corpora')).filter((f) => f.endsWith('.txt'));
+    expect(
+      Object.keys(CORPORA)
+        .map((name) => `${name}.txt`)
+        .sort(),
+    ).toEqual(files.sort());
+    for (const [name, code] of Object.entries(CORPORA)) expect(REGISTRY.find(code)?.corpus).toBe(name);
   });
 
   it('parses every letter, tag, alias and PLS tag to its language, in any case', () => {
@@ -106,6 +155,7 @@ describe('a language added through the registry alone', () => {
     plsTags: ['tlh'],
     spaced: true,
     readsStressMarkup: false,
+    ipa: 'plain',
     warmUp: ['nuqneH'],
     frontEnd: () => 'stand-in',
     load: () => Promise.resolve(),

@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { cpuTimeMs } from './cpu-time.ts';
 import { parseVoiceSpec } from '../../model/kokoro/voices.ts';
 import { normalizeText } from '../../model/text/normalize.ts';
-import { normalizeIntl } from '../../model/text/normalize-intl.ts';
+// normalizeIntl, reached through the language's module, which holds its money words.
+import { normalizeFor as normalizeIntl } from '../../model/text/languages/index.ts';
 import { normalizeJapanese } from '../../model/text/japanese.ts';
 import { normalizeMandarin } from '../../model/text/mandarin.ts';
 import { MarkupParser, parseMarkup } from '../../model/text/markup.ts';

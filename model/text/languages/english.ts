@@ -49,6 +49,8 @@ function english(
     aliases: [],
     spaced: true,
     readsStressMarkup: true,
+    sayAs: { family: 'english', british: code === 'b', unsupported: [], plus: 'plus', minus: 'minus' },
+    ipa: code === 'a' ? 'american' : 'british',
     warmUp: WARM_UP,
     frontEnd: () => englishFrontEnd(code) ?? 'misaki-espeak',
     load,

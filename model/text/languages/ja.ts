@@ -14,6 +14,14 @@ export const JAPANESE: Language = {
   plsTags: ['ja'],
   spaced: false,
   readsStressMarkup: false,
+  sayAs: {
+    family: 'japanese',
+    unsupported: ['date', 'time', 'currency', 'unit'],
+    plus: 'プラス',
+    minus: 'マイナス',
+  },
+  ipa: 'plain',
+  corpus: 'ja',
   warmUp: [
     '明日の朝八時に電車が出ます。窓側の席を二つ予約しましょうか？',
     'お待たせしました、ご希望の日程と予算に合う便が三つ見つかりました。',

@@ -15,6 +15,9 @@ export const MANDARIN: Language = {
   plsTags: ['zh', 'cmn'],
   spaced: false,
   readsStressMarkup: false,
+  sayAs: { family: 'chinese', unsupported: ['unit'], plus: '加', minus: '负' },
+  ipa: 'plain',
+  corpus: 'zh',
   warmUp: [
     '火车明天早上八点出发，要我帮你预订两个靠窗的座位吗？',
     '让你久等了，我找到了三个符合你日期和预算的航班。',
