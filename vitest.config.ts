@@ -12,7 +12,6 @@ const SERIAL_SERVER_FILES = [
   'first-audio-admission',
   'first-chunk',
   'floods',
-  'hardening',
   'phonemize-flood',
   'scheduling',
 ].map((name) => `test/server/${name}.test.ts`);
