@@ -1,5 +1,21 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Server test files whose verdicts are latencies or orders under load (first audio, /ping while a
+ * session floods, which sentence a worker runs next, an upgrade during inference): they run one at
+ * a time, after the others, with the cores to themselves.
+ */
+const SERIAL_SERVER_FILES = [
+  'capacity',
+  'container',
+  'contexts',
+  'first-audio-admission',
+  'first-chunk',
+  'floods',
+  'phonemize-flood',
+  'scheduling',
+].map((name) => `test/server/${name}.test.ts`);
+
 export default defineConfig({
   test: {
     globalSetup: ['./test/lexicon-setup.ts'],
@@ -21,14 +37,27 @@ export default defineConfig({
       {
         extends: true,
         test: {
-          // Black-box tests against the built server: each starts worker pools that want the
-          // cores to themselves, so they run one file at a time, after the unit project, in one
-          // process (modules loaded once; every file builds its own servers).
+          // Black-box tests against the built server whose verdicts do not depend on having the
+          // cores: two files at a time (much of their time is spent waiting on timers, child
+          // processes and sockets), after the unit project. Each of the two processes loads the
+          // modules once and keeps its shared servers (harness.ts) for the files it runs.
           name: 'server',
           include: ['test/server/**/*.test.ts'],
-          fileParallelism: false,
+          exclude: SERIAL_SERVER_FILES,
+          maxWorkers: 2,
           isolate: false,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // The timing-sensitive ones (SERIAL_SERVER_FILES), last, one file at a time in one process.
+          name: 'server-serial',
+          include: SERIAL_SERVER_FILES,
+          fileParallelism: false,
+          isolate: false,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

@@ -8,6 +8,7 @@ import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { inProcessApp, type InProcessApp } from './in-process.ts';
 import { openSession, upgrade } from './ws-client.ts';
+import { waitFor } from '../wait.ts';
 
 /** A promise the engine waits on, and the function that lets it go. */
 function gate(): { hold: Promise<void>; release: () => void } {
@@ -33,13 +34,7 @@ async function held(env: Record<string, string>): Promise<InProcessApp> {
   return running;
 }
 
-const until = async (condition: () => boolean, what: string) => {
-  const deadline = Date.now() + 5000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-};
+const until = (condition: () => boolean, what: string) => waitFor(condition, { timeoutMs: 5000, what });
 
 describe('MAX_HTTP_STREAMS', () => {
   const speech = (app: InProcessApp) =>

@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { inProcessApp, type InProcessApp } from './in-process.ts';
 import { openSession, upgrade } from './ws-client.ts';
+import { waitFor } from '../wait.ts';
 
 let running: InProcessApp | undefined;
 let open: (() => void) | undefined;
@@ -91,7 +92,7 @@ describe('work accepted before the drain', () => {
   it('a POST in flight finishes, and the drain waits for it', async () => {
     const app = await held();
     const post = app.app.inject({ method: 'POST', url: '/invocations', payload: { text: 'Accepted.' } });
-    while (app.lifecycle.httpStreams === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await waitFor(() => app.lifecycle.httpStreams > 0, { what: 'the POST to be streaming' });
     const drained = app.lifecycle.drain(5000);
     open!();
     expect((await post).statusCode).toBe(200);
@@ -151,7 +152,7 @@ describe('work accepted before the drain', () => {
     const post = app.app
       .inject({ method: 'POST', url: '/invocations', payload: { text: 'Cut.', request_id: 'cut' } })
       .catch((err: unknown) => err);
-    while (app.lifecycle.httpStreams === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await waitFor(() => app.lifecycle.httpStreams > 0, { what: 'the POST to be streaming' });
     expect(await app.lifecycle.drain(50)).toEqual([{ kind: 'http', requestId: 'cut' }]);
     // Its connection is closed under it.
     expect(await post).toMatchObject({ code: 'LIGHT_ECONNRESET' });
@@ -198,7 +199,7 @@ describe('closing the app', () => {
     await new Promise((resolve) => socket.once('data', resolve)); // 100 Continue: the server has it
     void app.lifecycle.drain(5000);
     const closing = app.app.close();
-    while (app.app.server.listening) await new Promise((resolve) => setTimeout(resolve, 10));
+    await waitFor(() => !app.app.server.listening, { what: 'the listener to close' });
     const second = JSON.stringify({ text: 'Too late.' });
     socket.write(
       `${first}POST /invocations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${second.length}\r\n\r\n${second}`,

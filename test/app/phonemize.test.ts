@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inProcessApp, type InProcessApp } from './in-process.ts';
+import { waitFor } from '../wait.ts';
 
 let running: InProcessApp;
 beforeAll(async () => {
@@ -61,13 +62,7 @@ describe('POST /v1/phonemize’s bounds on requests in flight', () => {
   const from = (app: InProcessApp, remoteAddress: string, payload: unknown = { text: 'Hello.' }) =>
     app.app.inject({ method: 'POST', url: '/v1/phonemize', payload: payload as object, remoteAddress });
 
-  const until = async (condition: () => boolean, what: string) => {
-    const deadline = Date.now() + 5000;
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  };
+  const until = (condition: () => boolean, what: string) => waitFor(condition, { timeoutMs: 5000, what });
 
   it('past PHONEMIZE_MAX_PER_CLIENT 429 and past PHONEMIZE_MAX_QUEUED 503, with Retry-After, before any work; then serves again', async () => {
     let release!: () => void;

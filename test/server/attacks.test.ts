@@ -10,6 +10,7 @@ import WebSocket from 'ws';
 import { malformedBurst, rssMb } from './malformed-burst.ts';
 import { startServerProcess, type ServerProcess } from '../../scripts/lib/server-process.ts';
 import { STANDIN_MODEL_DIR, TestClient, requestsOf, startServer, type TestServer } from './harness.ts';
+import { nextEvent } from '../wait.ts';
 
 /** One server for every attack below that needs no settings of its own. */
 let server: TestServer;
@@ -106,7 +107,8 @@ describe('a WebSocket client that stops reading', () => {
     // The engine comes to rest before the three answers are done: nothing more is computed.
     const quiet = async () => {
       const before = engine.load().completed;
-      await new Promise((r) => setTimeout(r, 500));
+      // Nothing completes for a while: several sentences' time (each takes tens of ms here).
+      await new Promise((r) => setTimeout(r, 250));
       const load = engine.load();
       return load.completed === before && load.busy + load.queued + load.ahead === 0;
     };
@@ -167,13 +169,15 @@ describe('fragments', () => {
       socket.on('message', (data, binary) => {
         if (!binary) controls.push(JSON.parse(String(data)) as Record<string, unknown>);
       });
-      socket.on('close', (code, reason) => resolve({ code, reason: reason.toString(), controls }));
+      nextEvent<[number, Buffer]>(socket, 'close', { timeoutMs: 20_000, what: 'the close' }).then(
+        ([code, reason]) => resolve({ code, reason: reason.toString(), controls }),
+        reject,
+      );
       socket.on('open', () => {
         const piece = Buffer.alloc(size, 0x61);
         for (let i = 0; i < count; i++) socket.send(piece, { fin: false, binary: true });
         socket.send(piece, { fin: true, binary: true });
       });
-      setTimeout(() => reject(new Error('no close')), 20_000).unref();
     });
   }
 
@@ -228,7 +232,7 @@ describe.concurrent(
       });
       post.on('error', () => {});
       post.end(JSON.stringify({ text: long, format: 'pcm' }));
-      const response = await new Promise<IncomingMessage>((resolve) => post.once('response', resolve));
+      const [response] = await nextEvent<[IncomingMessage]>(post, 'response', { what: 'the answer' });
       response.pause(); // never read: the server's writes stall once the socket buffers are full
       // The server gives up on the connection (a paused client socket does not notice: it reads nothing).
       await expect
@@ -257,7 +261,8 @@ describe.concurrent(
 
     it('does not touch WebSocket sessions, which may be silent for long (their limit is WS_IDLE_TIMEOUT_S)', async () => {
       const client = await TestClient.open(server.ws);
-      // Over HTTP_STALL_TIMEOUT_S (1 s), in silence, and under WS_IDLE_TIMEOUT_S (2 s).
+      // Over HTTP_STALL_TIMEOUT_S (1 s), in silence, and under WS_IDLE_TIMEOUT_S (2 s): the silence
+      // is the thing tested (it runs beside the other stall tests).
       await new Promise((resolve) => setTimeout(resolve, 1500));
       client.send({ text: 'Still here after a silence.' });
       await client.untilControls('synthesis_complete', 1);
@@ -427,10 +432,10 @@ describe.runIf(canPin)('memory after a burst of malformed input', () => {
     // Without ONNX Runtime's CPU arena and with the threshold pinned the burst left 24-51 MB; with
     // the arena on, 96-134 MB; as before (arena on, glibc's threshold), 194-231 MB (README,
     // "Memory after a burst"). A session, buffer or map entry kept per case breaks it too. RSS is
-    // read again for a while: what is kept stays, what is freed late goes.
+    // read again for a while (20 s from the burst's end): what is kept stays, what is freed late goes.
     await expect
       .poll(() => rssMb(pid) - baselineMb, {
-        timeout: 15_000,
+        timeout: 20_000,
         interval: 1000,
         message: `RSS ${baselineMb.toFixed(0)} MB before the burst, ${afterMb.toFixed(0)} MB after`,
       })

@@ -205,6 +205,7 @@ describe('memory: a client that appends pauses and never reads', () => {
     let peak = 0;
     for (let i = 0; i < 40; i++) {
       flooder.send(JSON.stringify({ type: 'append', text: PAUSES }));
+      // The client's pace: an append every 50 ms, RSS read between them.
       await new Promise((r) => setTimeout(r, 50));
       peak = Math.max(peak, rssMb(pid));
     }

@@ -25,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/lib/server-process.ts';
 import { STANDIN_MODEL_DIR, TestClient, requestsOf } from './harness.ts';
+import { waitFor } from '../wait.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ENTRYPOINT = join(ROOT, 'docker/entrypoint.sh');
@@ -295,24 +296,30 @@ describe('docker/entrypoint.sh serve, as SageMaker starts the image', () => {
   async function pingUntilHealthy(server: Started): Promise<{ statuses: number[]; slowestMs: number }> {
     const statuses: number[] = [];
     let slowestMs = 0;
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      if (server.child.exitCode !== null) {
-        throw new Error(`exited with ${server.child.exitCode}:\n${server.output.slice(-20).join('\n')}`);
-      }
-      const start = performance.now();
-      try {
-        const res = await fetch(`${server.http}/ping`, { signal: AbortSignal.timeout(2000) });
-        await res.arrayBuffer();
-        slowestMs = Math.max(slowestMs, performance.now() - start);
-        statuses.push(res.status);
-        if (res.status === 200) return { statuses, slowestMs };
-      } catch {
-        statuses.push(0);
-      }
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    throw new Error(`not healthy after 30 s:\n${server.output.slice(-20).join('\n')}`);
+    await waitFor(
+      async () => {
+        if (server.child.exitCode !== null) {
+          throw new Error(`exited with ${server.child.exitCode}:\n${server.output.slice(-20).join('\n')}`);
+        }
+        const start = performance.now();
+        try {
+          const res = await fetch(`${server.http}/ping`, { signal: AbortSignal.timeout(2000) });
+          await res.arrayBuffer();
+          slowestMs = Math.max(slowestMs, performance.now() - start);
+          statuses.push(res.status);
+          return res.status === 200;
+        } catch {
+          statuses.push(0);
+          return false;
+        }
+      },
+      {
+        timeoutMs: 30_000,
+        intervalMs: 25,
+        what: () => `a healthy /ping; the output:\n${server.output.slice(-20).join('\n')}`,
+      },
+    );
+    return { statuses, slowestMs };
   }
 
   const longText = (n: number) =>

@@ -114,7 +114,8 @@ describe('contexts on our protocol', () => {
       (c) => c.controls('synthesis_complete').some((m) => m.context_id === 'keep'),
       'the other context',
     );
-    // Nothing of the cut context after its answer, and it never completed.
+    // Nothing of the cut context after its answer, and it never completed: a while of silence on
+    // it (several sentences' time), the other context having finished meanwhile.
     await new Promise((r) => setTimeout(r, 300));
     expect(audioOf(client, 'cut').length).toBe(sent);
     expect(client.controls('synthesis_complete').some((m) => m.context_id === 'cut')).toBe(false);

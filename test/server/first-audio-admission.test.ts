@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TtsSession } from 'kokoro-stream-client';
 import { writeStandinModelDir } from '../../scripts/lib/standin-model.ts';
 import { startServer, type TestServer } from './harness.ts';
+import { waitFor } from '../wait.ts';
 
 /** One sentence of about 300 characters, spoken whole: it holds the one worker for a while. */
 const LONG = `${Array.from({ length: 12 }, (_, i) => `and then part ${i + 1} of it`).join(', ')}.`;
@@ -54,7 +55,7 @@ async function whileBusy<T>(during: () => Promise<T>): Promise<{ result: T; orde
     await res.arrayBuffer();
     order.push('long answer');
   });
-  while (server.engine!.load().busy === 0) await new Promise((r) => setTimeout(r, 1));
+  await waitFor(() => server.engine!.load().busy > 0, { intervalMs: 1, what: 'the long sentence to run' });
   const result = await during();
   order.push('refusal');
   await long;

@@ -14,6 +14,7 @@ import WebSocket from 'ws';
 import { startServerProcess, type ServerProcess } from '../../scripts/lib/server-process.ts';
 import { STANDIN_MODEL_DIR, TestClient, bytesDiff, requestsOf } from './harness.ts';
 import { rssMb } from './malformed-burst.ts';
+import { nextEvent } from '../wait.ts';
 
 /** The longest a /ping may take while a session floods or churns. */
 const PING_MS = 250;
@@ -83,23 +84,20 @@ async function requestIdOf(socket: WebSocket): Promise<unknown> {
   const port = raw(socket).localPort;
   const isUpgrade = (l: Record<string, unknown>) =>
     l.msg === 'incoming request' && (l.req as { remotePort?: number } | undefined)?.remotePort === port;
-  await logged(isUpgrade);
+  await logged(isUpgrade, 'the upgrade request in the log');
   return server.logs().find(isUpgrade)!.reqId;
 }
 
-/** Resolves once the server's log has a line for which `match` holds. */
-function logged(match: (line: Record<string, unknown>) => boolean): Promise<void> {
+/** Resolves once the server's log has a line for which `match` holds; fails after `timeoutMs`. */
+async function logged(
+  match: (line: Record<string, unknown>) => boolean,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<void> {
   const seen = () => server.logs().some(match);
-  return new Promise((resolve) => {
-    if (seen()) return resolve();
-    const check = () => {
-      if (!seen()) return;
-      server.child.stdout!.off('data', check);
-      resolve();
-    };
-    // After the harness's own listener, which has added the chunk's lines by then.
-    server.child.stdout!.on('data', check);
-  });
+  if (seen()) return;
+  // After the harness's own listener, which has added the chunk's lines by then.
+  await nextEvent(server.child.stdout!, 'data', { accept: seen, timeoutMs, what });
 }
 
 const raw = (socket: WebSocket) => (socket as unknown as { _socket: Socket })._socket;
@@ -115,7 +113,8 @@ async function connect(path: string): Promise<WebSocket> {
 /** Sends `frame` in batches, at the pace the socket takes them, until `done` or `max` frames. */
 async function flood(socket: WebSocket, frame: string, done: Promise<void>, max: number): Promise<number> {
   let finished = false;
-  void done.then(() => (finished = true));
+  const finish = () => (finished = true);
+  void done.then(finish, finish);
   let sent = 0;
   while (!finished && sent < max) {
     for (let i = 0; i < 500; i++) socket.send(frame);
@@ -179,12 +178,16 @@ describe('a client that floods without reading, on every route that answers at o
       raw(flooder).pause();
       const closed = once(flooder, 'close') as Promise<[number, Buffer]>;
       const reqId = await requestIdOf(flooder);
-      const decided = logged((l) => l.msg === FLOOD_LINE && l.reqId === reqId);
+      // The flood's decision in the log, within 30 s of the flood's start.
+      const decided = logged((l) => l.msg === FLOOD_LINE && l.reqId === reqId, 'the flood decision', 30_000);
 
       const ping = pollPing();
       const good = await wellBehaved();
       const sent = await flood(flooder, frame, decided, MAX_FLOOD);
-      const seen = await Promise.race([decided.then(() => true), sleep(10_000, false, { ref: false })]);
+      const seen = await decided.then(
+        () => true,
+        () => false,
+      );
       const { pings, maxMs } = await ping.stop();
       const audio = await good.done;
       good.client.close();
@@ -206,7 +209,7 @@ describe('a client that floods without reading, on every route that answers at o
       expect(answers).toBeGreaterThan(0);
       expect(answers).toBeLessThan(sent);
 
-      await logged((l) => l.msg === 'session closed' && l.reqId === reqId);
+      await logged((l) => l.msg === 'session closed' && l.reqId === reqId, 'the session closed line');
       const lines = server.logs().filter((l) => l.reqId === reqId);
       expect(lines.filter((l) => l.msg === line)).toHaveLength(LINES_LOGGED);
       expect(lines.filter((l) => l.msg === FLOOD_LINE)).toHaveLength(1);

@@ -74,7 +74,9 @@ describe('scheduling', () => {
 describe('faults', () => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startServer({ KOKORO_WORKERS: '1', FAULT_INJECTION: '1' });
+    // An utterance's unfinished tail is spoken after UTTERANCE_IDLE_FLUSH_S: 1 s rather than the
+    // default 5 s, for the utterance test below, which waits for it.
+    server = await startServer({ KOKORO_WORKERS: '1', FAULT_INJECTION: '1', UTTERANCE_IDLE_FLUSH_S: '1' });
   });
   afterAll(() => server.close());
 

@@ -6,10 +6,11 @@
  * (test/app/).
  */
 import { readFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
+import { type IncomingMessage, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STANDIN_MODEL_DIR, TestClient, sharedServer, type TestServer } from './harness.ts';
+import { nextEvent, waitFor } from '../wait.ts';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -164,29 +165,23 @@ describe('a client that goes away', () => {
   it('stops the work done for it', async () => {
     const long = Array.from({ length: 30 }, (_, i) => `Sentence ${i + 1} is here to take time.`).join(' ');
     const before = server.engine!.load().completed;
-    await new Promise<void>((resolve, reject) => {
-      const req = httpRequest(`${server.http}/invocations`, {
-        method: 'POST',
-        headers: { 'content-type': 'text/plain' },
-      });
-      req.on('response', (res) => {
-        res.once('data', () => {
-          req.destroy();
-          resolve();
-        });
-      });
-      req.on('error', () => {});
-      req.end(long);
-      setTimeout(() => reject(new Error('no audio')), 20_000);
+    const req = httpRequest(`${server.http}/invocations`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
     });
+    req.on('error', () => {});
+    req.end(long);
+    const [res] = await nextEvent<[IncomingMessage]>(req, 'response', {
+      timeoutMs: 20_000,
+      what: 'the answer',
+    });
+    await nextEvent(res, 'data', { timeoutMs: 20_000, what: 'the first audio' });
+    req.destroy();
     // The pool drains at once instead of synthesizing the 29 remaining sentences.
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const load = server.engine!.load();
-      if (load.busy === 0 && load.queued === 0) break;
-      if (Date.now() > deadline) throw new Error(`still busy: ${JSON.stringify(load)}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitFor(() => server.engine!.load(), {
+      until: (load) => load.busy === 0 && load.queued === 0,
+      what: 'the pool to drain',
+    });
     // It stopped rather than finished: only the sentences in flight at the disconnect completed.
     expect(server.engine!.load().completed - before).toBeLessThan(5);
     expect((await post('/invocations', 'Next.', 'text/plain')).status).toBe(200);

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
+import { nextEvent } from '../wait.ts';
 
 const MB = 1024 * 1024;
 
@@ -25,12 +26,11 @@ function cpuSeconds(pid: number): number {
 function oneCase(ws: string, parts: readonly Buffer[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(ws);
-    const timer = setTimeout(() => reject(new Error('no answer')), 60_000).unref();
+    nextEvent(socket, 'close', { timeoutMs: 60_000, what: 'an answer or a close' }).then(
+      () => resolve(),
+      reject,
+    );
     socket.on('error', () => {});
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve();
-    });
     socket.on('message', (data, binary) => {
       if (binary) return;
       const type = (JSON.parse(String(data)) as { type: string }).type;
@@ -66,27 +66,25 @@ const KINDS: readonly ((i: number) => Buffer[])[] = [
 export interface BurstFigures {
   /** RSS after one long ordinary request, whose working set any long request leaves. */
   readonly baselineMb: number;
-  /** RSS `settleMs` after the burst. */
+  /** RSS right after the burst (the caller reads it again for as long as memory may come back). */
   readonly afterMb: number;
   /** The server's CPU time over the burst. */
   readonly cpuS: number;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** One long request, then `cases` malformed ones in turn, each after the last has been answered. */
 export async function malformedBurst(
   server: { readonly ws: string; readonly pid: number },
   cases = 84,
-  settleMs = 5000,
 ): Promise<BurstFigures> {
   const long = 'the quick brown fox jumps over the lazy dog, '.repeat(60);
   await oneCase(server.ws, [Buffer.from(JSON.stringify({ text: long }))]);
-  await sleep(3000);
+  // What the long request frees is returned to the system over the next seconds: the baseline is
+  // read after that, so that it holds only what any long request keeps.
+  await new Promise((r) => setTimeout(r, 3000));
   const baselineMb = rssMb(server.pid);
   const cpu0 = cpuSeconds(server.pid);
   for (let i = 0; i < cases; i++) await oneCase(server.ws, KINDS[i % KINDS.length]!(i));
   const cpuS = cpuSeconds(server.pid) - cpu0;
-  await sleep(settleMs);
   return { baselineMb, afterMb: rssMb(server.pid), cpuS };
 }

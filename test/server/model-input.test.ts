@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeStandinModelDir } from '../../scripts/lib/standin-model.ts';
 import { startServerProcess, type ServerProcess } from '../../scripts/lib/server-process.ts';
+import { waitFor } from '../wait.ts';
 
 const STYLE_DIM = 256;
 let dir: string;
@@ -56,16 +57,18 @@ async function synthesize(body: Record<string, unknown>): Promise<Fed[]> {
 
 const FED = 'model input, as the model handed it back';
 
-/** The model inputs logged since line `before`: the log may trail the response by a little. */
+/**
+ * The model inputs logged since line `before`, once the request's own end is logged: every run of
+ * the request logs its input before its audio is sent, so before that line (one log, in order),
+ * though the log may trail the response by a little.
+ */
 async function fedSince(s: ServerProcess, before: number): Promise<Fed[]> {
-  const read = () =>
-    s
-      .logs()
-      .slice(before)
-      .filter((l) => l.msg === FED) as unknown as Fed[];
-  await expect.poll(() => read().length, { timeout: 5000 }).toBeGreaterThan(0);
-  await new Promise((r) => setTimeout(r, 200)); // the rest of a request's runs
-  return read();
+  const lines = await waitFor(() => s.logs().slice(before), {
+    until: (since) => since.some((l) => l.msg === 'request completed'),
+    timeoutMs: 5000,
+    what: 'the request completed line',
+  });
+  return lines.filter((l) => l.msg === FED) as unknown as Fed[];
 }
 
 const vocab = (): Record<string, number> =>

@@ -13,11 +13,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SENTENCES } from '../../scripts/lib/bench-texts.ts';
 import { median, quantile } from '../../scripts/lib/stats.ts';
 import { startServer, type TestServer } from './harness.ts';
+import { waitFor } from '../wait.ts';
 
 /** Flooding clients, two to a loopback address (so each address is over its bound of one). */
 const FLOODERS = 16;
 const ADDRESSES = 8;
-const FLOOD_MS = 8000;
+/** How long the flood lasts once under way: over a hundred sentences, forty pings. */
+const FLOOD_MS = 4000;
 /** The sentence the WebSocket client speaks, one request at a time. */
 const SENTENCE = 'Your package should arrive on Tuesday afternoon.';
 
@@ -145,10 +147,11 @@ describe('a /v1/phonemize flood', () => {
         await sleep(100);
       }
     })();
+    // The flood under way: past its bounds, so refusals have come.
+    await waitFor(() => answers.some((a) => a.status !== 200), { what: 'the first refusal of the flood' });
     const stopped = sleep(FLOOD_MS).then(() => {
       flooding = false;
     });
-    await sleep(500); // the flood under way
     // Sentences for as long as the flood lasts (the last may end after it).
     const flooded = await speak(socket, 'flooded', Infinity, () => !flooding);
     await stopped;

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startServerProcess, type ServerProcess } from '../../scripts/lib/server-process.ts';
 import { STANDIN_MODEL_DIR, TestClient, requestsOf } from './harness.ts';
+import { waitFor } from '../wait.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -195,11 +196,10 @@ describe('SIGTERM', () => {
     const ids = Array.from({ length: 20 }, (_, i) => `r${i}`);
     const { server, client } = await busySession(ids);
     server.child.kill('SIGTERM');
-    for (;;) {
-      const ping = await fetch(`${server.http}/ping`);
-      if (ping.status === 503) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitFor(async () => (await fetch(`${server.http}/ping`)).status === 503, {
+      intervalMs: 20,
+      what: '/ping to answer 503 (draining)',
+    });
     const upgrade = await new Promise<{ status: number; retryAfter: string | undefined; body: string }>(
       (resolve, reject) => {
         const socket = new WebSocket(server.ws);

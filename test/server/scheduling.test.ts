@@ -12,6 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../dist/model/engine.js';
 import { writeStandinModelDir } from '../../scripts/lib/standin-model.ts';
 import { testEngineOptions } from './harness.ts';
+import { waitFor } from '../wait.ts';
 
 interface Dispatch {
   readonly index: number;
@@ -132,7 +133,9 @@ describe('look-ahead', () => {
     expect(log.some((d) => d.busy === 2)).toBe(true);
     // The sentence handed over and two ahead: nothing more until the listener reads on.
     expect(engine.load().completed - before).toBe(3);
-    await new Promise((r) => setTimeout(r, 500));
+    // Nothing more while it does not read: the pool dispatches the moment a worker is free, so a
+    // sentence let through would be running or done within a sentence's time (tens of ms here).
+    await new Promise((r) => setTimeout(r, 200));
     expect(engine.load().completed - before).toBe(3);
     let rest = 0;
     for await (const chunk of chunks) rest += chunk.samples.length > 0 ? 1 : 0;
@@ -229,8 +232,10 @@ describe('deadlines on one worker, one sentence at a time', () => {
     const askB = async () => {
       // A's fourth sentence is out: wait for C's fourth to start and A's fifth to be queued.
       const before = started.get(policy) ?? 0;
-      while (started.get(policy) === before || engine.load().queued === 0)
-        await new Promise((r) => setTimeout(r, 2));
+      await waitFor(() => started.get(policy) !== before && engine.load().queued > 0, {
+        intervalMs: 2,
+        what: "C's fourth sentence running and A's fifth queued",
+      });
       events.push('B asks');
       for await (const chunk of engine.stream({ text: 'A short new answer.', voice: v, speed: 1 }))
         events.push(`B${chunk.sentence}`);

@@ -18,6 +18,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startServerProcess } from '../../scripts/lib/server-process.ts';
 import { STANDIN_MODEL_DIR } from './harness.ts';
+import { waitFor } from '../wait.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -103,9 +104,11 @@ async function optedIn(): Promise<Control> {
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise((resolve) => child.once('close', resolve));
   try {
-    const deadline = Date.now() + 30_000;
-    while (!(stdout.includes('"msg":"ready"') && existsSync(join(dir, 'deviceid'))) && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => stdout.includes('"msg":"ready"') && existsSync(join(dir, 'deviceid')), {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      what: "the opted-in server's ready line and the runtime's device id",
+    });
   } finally {
     child.kill('SIGTERM');
     await exited;

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestClient, requestsOf, sharedServer, type TestServer } from './harness.ts';
+import { waitFor } from '../wait.ts';
 import { expectPythonModules } from './python-replay.ts';
 
 let server: TestServer;
@@ -87,6 +88,8 @@ describe('WS /invocations-bidirectional-stream', () => {
     const client = await TestClient.open(server.ws);
     client.send({ text: 'One.' });
     await client.untilControls('synthesis_complete', 1);
+    // Nothing happens for a while: the session is not closed behind the client's back. 300 ms is
+    // many times what an answer or a close takes on loopback.
     await new Promise((r) => setTimeout(r, 300));
     expect(client.closeCode).toBeUndefined();
     client.send({ text: 'Two.' });
@@ -122,13 +125,10 @@ describe('a WS client that goes away', () => {
     client.send({ text: long });
     await client.until((c) => c.frames.some((f) => f.kind === 'audio'), 'first audio');
     client.socket.terminate();
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const load = server.engine!.load();
-      if (load.busy === 0 && load.queued === 0) break;
-      if (Date.now() > deadline) throw new Error(`still busy: ${JSON.stringify(load)}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitFor(() => server.engine!.load(), {
+      until: (load) => load.busy === 0 && load.queued === 0,
+      what: 'the pool to drain',
+    });
     // 60 sentences were asked for; only those in flight at the disconnect were finished.
     expect(server.engine!.load().completed - before).toBeLessThan(5);
   });
