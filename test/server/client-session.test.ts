@@ -1,7 +1,7 @@
 /**
  * The client package against a real listening server (stand-in model): the WebSocket session
  * client, the SSE reader and the streaming POST, checked against the server's binary POST for the
- * same text. Its frame handling without a server: test/unit/client-session.test.ts.
+ * same text. Its frame handling without a server: test/unit/client/client-session.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';

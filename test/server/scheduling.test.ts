@@ -1,6 +1,6 @@
 /**
  * Scheduling through a real engine: that the dispatch policy (unit-tested in
- * test/unit/dispatch.test.ts) and the request window (test/unit/request-window.test.ts) are wired
+ * test/unit/inference/dispatch.test.ts) and the request window (test/unit/synthesis/request-window.test.ts) are wired
  * to the workers as they say. Two workers of one thread each and worker 0's solo session, on a
  * stand-in slowed to about 0.3 s a sentence so that runs overlap; verdicts are which worker and
  * which session took each sentence, counts and orders, never timings.

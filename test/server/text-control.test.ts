@@ -3,7 +3,7 @@
  * inline phonemes, pronunciation dictionaries (a request's and the server's file), marks and
  * warnings, over POST (raw and SSE), the native WebSocket (whole, and appended in pieces split at
  * every character) and the OpenAI route; and bad markup refused with a clear error while the
- * session serves on. The parsers themselves are unit-tested (test/unit/markup.test.ts,
+ * session serves on. The parsers themselves are unit-tested (test/unit/text/markup.test.ts,
  * pronunciations.test.ts, say-as.test.ts).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';

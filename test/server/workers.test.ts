@@ -1,7 +1,7 @@
 /**
  * Worker threads that die: an encoder worker is replaced and the requests after it are served; an
  * inference worker that cannot start again (its model file gone) is retried with backoff
- * (restartDelayMs, unit-tested in test/unit/threads.test.ts) until it can, while the engine says it
+ * (restartDelayMs, unit-tested in test/unit/inference/threads.test.ts) until it can, while the engine says it
  * has no worker. The deaths are injected (faultInjection), through the engine as the server runs it.
  */
 import { cpSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
