@@ -66,4 +66,52 @@ describe('architecture', () => {
     expect(named.length).toBeGreaterThan(10);
     expect(named.filter((p) => !existsSync(join(ROOT, p)))).toEqual([]);
   });
+  it('no source file is over 600 lines', () => {
+    const long = ['protocol', 'model', 'server', 'packages/client/src', 'scripts']
+      .flatMap(sources)
+      .map((file) => ({ file, lines: readFileSync(join(ROOT, file), 'utf8').split('\n').length - 1 }))
+      .filter(({ lines }) => lines > 600)
+      .map(({ file, lines }) => `${file}: ${lines}`);
+    expect(long).toEqual([]);
+  });
+
+  it('a dialect is its folder under server/dialects/ and one entry of the registry', () => {
+    const folders = readdirSync(join(ROOT, 'server/dialects'), { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => `server/dialects/${e.name}/`);
+    expect(folders.length).toBeGreaterThanOrEqual(5);
+    const registry = imports('server/dialects/registry.ts');
+    expect(folders.filter((f) => !registry.includes(`${f}index.ts`))).toEqual([]);
+    // Nothing else reaches into a dialect's folder: not the server around it, not another dialect.
+    // The one exception is the native dialect, the session's default when no dialect is named.
+    const reaching = sources('server').flatMap((file) =>
+      imports(file)
+        .filter((target) => {
+          const folder = folders.find((f) => target.startsWith(f));
+          if (folder === undefined || file.startsWith(folder) || file === 'server/dialects/registry.ts')
+            return false;
+          return !(folder === 'server/dialects/native/' && file === 'server/session/ws-session.ts');
+        })
+        .map((target) => `${file} → ${target}`),
+    );
+    expect(reaching).toEqual([]);
+  });
+
+  it('a language is its module under model/text/languages/ and one line of the list', () => {
+    const dir = 'model/text/languages/';
+    const shared = ['index.ts', 'language.ts', 'registry.ts', 'espeak-language.ts'].map((f) => dir + f);
+    const modules = sources(dir).filter((f) => !shared.includes(f));
+    expect(modules.length).toBeGreaterThanOrEqual(8);
+    const list = imports(`${dir}index.ts`);
+    expect(modules.filter((m) => !list.includes(m))).toEqual([]);
+    // Only the list imports a language's module (English's front-end switches excepted: the
+    // phonemizer re-exports them for the worker).
+    const reaching = ['model', 'server', 'scripts'].flatMap(sources).flatMap((file) =>
+      imports(file)
+        .filter((t) => modules.includes(t) && file !== `${dir}index.ts` && !file.startsWith(dir))
+        .filter((t) => !(file === 'model/text/phonemes.ts' && t === `${dir}english.ts`))
+        .map((t) => `${file} → ${t}`),
+    );
+    expect(reaching).toEqual([]);
+  });
 });
