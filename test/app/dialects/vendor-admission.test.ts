@@ -9,6 +9,7 @@ import type { Engine } from '../../../dist/model/engine.js';
 import { ttsError } from '../../../dist/protocol/errors.js';
 import { fakeEngine } from '../fake-engine.ts';
 import { inProcessApp, type InProcessApp } from '../in-process.ts';
+import { waitFor } from '../../wait.ts';
 import {
   CARTESIA_OK,
   EL_PATH,
@@ -29,13 +30,7 @@ describe('admission, drain and failures, in each vendor’s shape', () => {
     release = undefined;
   });
 
-  const until = async (condition: () => boolean, what: string) => {
-    const deadline = Date.now() + 5000;
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  };
+  const until = (condition: () => boolean, what: string) => waitFor(condition, { timeoutMs: 5000, what });
 
   it('MAX_HTTP_STREAMS: 503 busy with Retry-After, then served again', async () => {
     const hold = new Promise<void>((resolve) => (release = resolve));
