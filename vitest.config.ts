@@ -3,8 +3,9 @@ import { defineConfig } from 'vitest/config';
 /**
  * Server test files whose verdicts are latencies or orders under load (first audio, /ping while a
  * session floods, which sentence a worker runs next, an upgrade during inference): they run one at
- * a time, first, with no other test file beside them. They keep about one core busy; the static
- * checks that `npm test` runs beside vitest at a lower priority (scripts/checks.sh) take the other.
+ * a time, first, with no other test file of this vitest beside them. They keep about one core
+ * busy; what `npm test` runs beside vitest at a lower priority (scripts/checks.sh: the static
+ * checks and the unit project) takes the other.
  */
 const SERIAL_SERVER_FILES = [
   'capacity',
@@ -28,10 +29,9 @@ export default defineConfig({
         extends: true,
         test: {
           // Pure parts, and the HTTP layer in-process over a fake engine: no model, no timing, so
-          // files run side by side on every core. In the same group as the server project: the
-          // two share its two workers, the server files first (slowest first), and the unit files
-          // fill what the server files leave (a worker whose file waits on a child process, the
-          // tail where one slow file is left).
+          // files run side by side on every core. `npm test` runs this project in a vitest of its
+          // own at a lower priority, beside the other two (scripts/checks.sh); here it shares the
+          // server project's group and two workers, after the server files.
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'test/app/**/*.test.ts'],
           maxWorkers: 2,
