@@ -30,26 +30,26 @@ export default defineConfig({
         test: {
           // Pure parts, and the HTTP layer in-process over a fake engine: no model, no timing, so
           // files run side by side on every core. `npm test` runs this project in a vitest of its
-          // own at a lower priority, beside the other two (scripts/checks.sh); here it shares the
-          // server project's group and two workers, after the server files.
+          // own at a lower priority, beside the other two (scripts/checks.sh); here it runs last.
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'test/app/**/*.test.ts'],
           maxWorkers: 2,
           isolate: false,
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 3 },
         },
       },
       {
         extends: true,
         test: {
           // Black-box tests against the built server whose verdicts do not depend on having the
-          // cores: two files at a time (much of their time is spent waiting on timers, child
-          // processes and sockets), after the serial project. Each of the two processes loads the
-          // modules once and keeps its shared servers (harness.ts) for the files it runs.
+          // cores: three files at a time on two cores (much of their time is spent waiting on
+          // timers, child processes and sockets), after the serial project. Each of the three
+          // processes loads the modules once and keeps its shared servers (harness.ts) for the
+          // files it runs.
           name: 'server',
           include: ['test/server/**/*.test.ts'],
           exclude: SERIAL_SERVER_FILES,
-          maxWorkers: 2,
+          maxWorkers: 3,
           isolate: false,
           sequence: { groupOrder: 2 },
         },
