@@ -1,7 +1,10 @@
 /**
  * Adds one plain closing line to vitest's output, `tests: N passed, N failed, N skipped`, which
- * log readers that do not know vitest's own summary can count.
+ * log readers that do not know vitest's own summary can count. With TEST_SUMMARY_FILE set, the
+ * three counts are also appended to that file as one line, `N N N`: scripts/checks.sh runs the
+ * unit project in a vitest of its own and closes the log with the sum of both.
  */
+import { appendFileSync } from 'node:fs';
 import type { Reporter, TestModule } from 'vitest/node';
 
 export default class SummaryReporter implements Reporter {
@@ -19,5 +22,7 @@ export default class SummaryReporter implements Reporter {
       if (module.state() === 'failed' && [...module.children.allTests()].length === 0) failed++;
     }
     process.stdout.write(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped\n`);
+    const file = process.env.TEST_SUMMARY_FILE;
+    if (file) appendFileSync(file, `${passed} ${failed} ${skipped}\n`);
   }
 }

@@ -6,8 +6,8 @@
  * (its 1 MiB message limit) and aiohttp. Each replay reads the answers by its client's rules and
  * prints what the client would have made of them; this checks that against reference syntheses.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TIMESTAMPED_MODEL_DIR, referencePcm, startServer, type TestServer } from './harness.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { TIMESTAMPED_MODEL_DIR, referencePcm, sharedServer, type TestServer } from './harness.ts';
 import { audioReport, expectPythonModules, replay } from './python-replay.ts';
 
 const BYTES_PER_SECOND = 24_000 * 2;
@@ -18,9 +18,8 @@ let server: TestServer;
 beforeAll(async () => {
   // A missing module fails the file, naming its package: the replays are the point of it.
   expectPythonModules('websockets', 'aiohttp');
-  server = await startServer({ KOKORO_MODEL_DIR: TIMESTAMPED_MODEL_DIR });
+  server = await sharedServer({ KOKORO_MODEL_DIR: TIMESTAMPED_MODEL_DIR });
 });
-afterAll(() => server.close());
 
 const reference = (text: string) => referencePcm(server, text);
 const nonDecreasing = (xs: readonly number[]) => xs.every((x, i) => i === 0 || x >= xs[i - 1]!);

@@ -10,7 +10,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestClient, requestsOf, sharedServer, startServer, type TestServer } from './harness.ts';
+import {
+  TIMESTAMPED_MODEL_DIR,
+  TestClient,
+  requestsOf,
+  sharedServer,
+  startServer,
+  type TestServer,
+} from './harness.ts';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -85,49 +92,40 @@ describe('pauses', () => {
   });
 
   it('counts in the duration and moves the words after it (timestamps over SSE)', async () => {
-    const timed = await startServer({ KOKORO_MODEL_DIR: TIMESTAMPED_DIR });
-    try {
-      // Words name what was written, with where: an alias's times belong to its original text,
-      // markup is never a word, and each word's offsets point into the request's text.
-      for (const [text, expected] of [
-        ['Hello there, friend. How are you?', ['Hello', 'there,', 'friend.', 'How', 'are', 'you?']],
-        [
-          '<speak>See <sub alias="World Wide Web">WWW</sub> <break time="100ms"/> and [Kokoro](/kˈOkəɹO/) now.</speak>',
-          ['See', 'WWW', 'and', 'Kokoro', 'now.'],
-        ],
-      ] as const) {
-        const events = await sseEvents(timed, {
-          text,
-          timestamps: true,
-          pronunciations: { now: { alias: 'right now' } },
-        });
-        const said = events
-          .filter((e) => e.event === 'word_timestamps')
-          .flatMap((e) => e.data.words as Word[]);
-        expect(said.map((w) => w.word)).toEqual(expected);
-        for (const w of said) {
-          const written = text.slice(w.char_start, w.char_end);
-          expect(written.includes(w.word.replace(/[.,?]$/, '')), `${w.word} at ${written}`).toBe(true);
-        }
+    // The timestamped stand-in's shared server (timestamps.test.ts and the dialects' files use it too).
+    const timed = await sharedServer({ KOKORO_MODEL_DIR: TIMESTAMPED_MODEL_DIR });
+    // Words name what was written, with where: an alias's times belong to its original text,
+    // markup is never a word, and each word's offsets point into the request's text.
+    for (const [text, expected] of [
+      ['Hello there, friend. How are you?', ['Hello', 'there,', 'friend.', 'How', 'are', 'you?']],
+      [
+        '<speak>See <sub alias="World Wide Web">WWW</sub> <break time="100ms"/> and [Kokoro](/kˈOkəɹO/) now.</speak>',
+        ['See', 'WWW', 'and', 'Kokoro', 'now.'],
+      ],
+    ] as const) {
+      const events = await sseEvents(timed, {
+        text,
+        timestamps: true,
+        pronunciations: { now: { alias: 'right now' } },
+      });
+      const said = events.filter((e) => e.event === 'word_timestamps').flatMap((e) => e.data.words as Word[]);
+      expect(said.map((w) => w.word)).toEqual(expected);
+      for (const w of said) {
+        const written = text.slice(w.char_start, w.char_end);
+        expect(written.includes(w.word.replace(/[.,?]$/, '')), `${w.word} at ${written}`).toBe(true);
       }
-      const events = await sseEvents(timed, { text: 'Hello. [pause:1s] World.', timestamps: true });
-      const words = events
-        .filter((e) => e.event === 'word_timestamps')
-        .flatMap((e) => e.data.words as Word[]);
-      expect(words.map((w) => w.word)).toEqual(['Hello.', 'World.']);
-      expect(words[1]!.start_s - words[0]!.end_s).toBeGreaterThanOrEqual(1);
-      const end = events.find((e) => e.event === 'audio_stream_end')!.data;
-      const alone = (await sseEvents(timed, { text: 'Hello. World.' })).find(
-        (e) => e.event === 'audio_stream_end',
-      )!;
-      expect(end.duration_s as number).toBeCloseTo((alone.data.duration_s as number) + 1, 3);
-    } finally {
-      await timed.close();
     }
+    const events = await sseEvents(timed, { text: 'Hello. [pause:1s] World.', timestamps: true });
+    const words = events.filter((e) => e.event === 'word_timestamps').flatMap((e) => e.data.words as Word[]);
+    expect(words.map((w) => w.word)).toEqual(['Hello.', 'World.']);
+    expect(words[1]!.start_s - words[0]!.end_s).toBeGreaterThanOrEqual(1);
+    const end = events.find((e) => e.event === 'audio_stream_end')!.data;
+    const alone = (await sseEvents(timed, { text: 'Hello. World.' })).find(
+      (e) => e.event === 'audio_stream_end',
+    )!;
+    expect(end.duration_s as number).toBeCloseTo((alone.data.duration_s as number) + 1, 3);
   });
 });
-
-const TIMESTAMPED_DIR = new URL('../fixtures/standin-model-timestamped', import.meta.url).pathname;
 
 interface Word {
   word: string;
