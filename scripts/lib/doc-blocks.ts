@@ -4,7 +4,7 @@ import { projectPath } from './paths.ts';
 import { replaceBlock } from './stats.ts';
 
 /** The pages that may hold generated blocks: the Markdown files directly under docs/. */
-export function docPages(): string[] {
+function docPages(): string[] {
   return readdirSync(projectPath('docs'))
     .filter((f) => f.endsWith('.md'))
     .sort()

@@ -39,8 +39,6 @@ export const MALLOC_PIN = bool({
     "the server re-executes itself once at startup with glibc's mmap threshold pinned (`MALLOC_MMAP_THRESHOLD_`), so large freed blocks go back to the kernel (see [Memory after a burst](performance.md#memory-after-a-burst)); `false` leaves glibc's moving threshold alone; a `MALLOC_MMAP_THRESHOLD_` you set is kept",
 });
 
-const ALL_LANGUAGES = SERVED_LANGUAGES;
-
 const MODEL_DIR = text({
   name: 'KOKORO_MODEL_DIR',
   key: 'modelDir',
@@ -273,14 +271,14 @@ function soloThreads(s: Scope): number {
 
 /** KOKORO_WARM_LANGUAGES: Kokoro's letters or tags (`a,b,e`, `en-US,es,fr-FR`), or `all`. */
 function parseWarmLanguages(raw: string): Parsed<readonly LanguageCode[]> {
-  if (raw.trim().toLowerCase() === 'all') return { value: [...ALL_LANGUAGES] };
+  if (raw.trim().toLowerCase() === 'all') return { value: [...SERVED_LANGUAGES] };
   const langs: LanguageCode[] = [];
   const problems: string[] = [];
   for (const name of listItems(raw)) {
     const lang = parseLanguage(name);
     if (lang === undefined || !isSupportedLanguage(lang)) {
       problems.push(
-        `KOKORO_WARM_LANGUAGES names ${JSON.stringify(name)}, which is not a language this server phonemizes; use \`all\` or some of: ${ALL_LANGUAGES.join(', ')}`,
+        `KOKORO_WARM_LANGUAGES names ${JSON.stringify(name)}, which is not a language this server phonemizes; use \`all\` or some of: ${SERVED_LANGUAGES.join(', ')}`,
       );
     } else if (!langs.includes(lang)) langs.push(lang);
   }

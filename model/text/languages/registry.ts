@@ -93,6 +93,6 @@ function plsLanguage(table: ReadonlyMap<string, LanguageCode>, tag: string): Lan
  * dropped, white space collapsed), skipping the money and number rules, Japanese kana numbers and
  * NFKC, Mandarin numbers and punctuation.
  */
-export function normalizeWith(language: Language, text: string, options: NormalizationOptions): string {
+function normalizeWith(language: Language, text: string, options: NormalizationOptions): string {
   return options.normalize ? language.normalize(text, options) : keepAsWritten(text);
 }

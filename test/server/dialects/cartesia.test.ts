@@ -32,8 +32,10 @@ import {
   TWO_SENTENCES,
   WORDS,
   wsBase,
+  pcmOf,
+  reference,
 } from './clients.ts';
-import { bytesDiff, referencePcm, type TestClient, type TestServer } from '../harness.ts';
+import { bytesDiff, type TestClient, type TestServer } from '../harness.ts';
 
 // Cartesia's ES module build opens its socket with the runtime's WebSocket, which Node 20 lacks;
 // its CommonJS build uses `ws`, as a Node application loading it with require() does.
@@ -49,12 +51,6 @@ beforeAll(async () => {
   server = await httpServer();
   cartesia = new Cartesia({ apiKey: 'dummy', baseURL: server.http, maxRetries: 0 });
 });
-
-/** Our own PCM (24 kHz) for a text, from the socket server, to compare a dialect's audio with. */
-const pcmOf = (text: string, voice?: string) => referencePcm(sockets, text, voice);
-
-/** The same text through POST /invocations on the HTTP server: raw PCM16 at `rate`. */
-const reference = (voice: string, rate = 24_000, text = TEXT) => referencePcm(server, text, voice, rate);
 
 describe('LiveKit agents 1.9 TTS plugins, streamed text in', () => {
   it('Cartesia (/tts/websocket): audio frames and word timestamps', async () => {

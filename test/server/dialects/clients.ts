@@ -64,6 +64,13 @@ export async function httpServer(): Promise<TestServer> {
   return sharedServer({ KOKORO_MODEL_DIR: TIMESTAMPED_MODEL_DIR });
 }
 
+/** Our own PCM (24 kHz) for a text, from the socket server, to compare a dialect's audio with. */
+export const pcmOf = async (text: string, voice?: string) => referencePcm(await socketServer(), text, voice);
+
+/** The same text through POST /invocations on the HTTP server: raw PCM16 at `rate`. */
+export const reference = async (voice: string, rate = 24_000, text = TEXT) =>
+  referencePcm(await httpServer(), text, voice, rate);
+
 /** The server's base URL for WebSockets. */
 export const wsBase = (server: TestServer) => server.http.replace('http://', 'ws://');
 

@@ -22,8 +22,10 @@ import {
   TEXT,
   TWO_SENTENCES,
   wsBase,
+  pcmOf,
+  reference,
 } from './clients.ts';
-import { bytesDiff, referencePcm, type TestServer } from '../harness.ts';
+import { bytesDiff, type TestServer } from '../harness.ts';
 
 let sockets: TestServer;
 let server: TestServer;
@@ -31,12 +33,6 @@ beforeAll(async () => {
   sockets = await socketServer();
   server = await httpServer();
 });
-
-/** Our own PCM (24 kHz) for a text, from the socket server, to compare a dialect's audio with. */
-const pcmOf = (text: string, voice?: string) => referencePcm(sockets, text, voice);
-
-/** The same text through POST /invocations on the HTTP server: raw PCM16 at `rate`. */
-const reference = (voice: string, rate = 24_000, text = TEXT) => referencePcm(server, text, voice, rate);
 
 describe('LiveKit agents 1.9 TTS plugins, streamed text in', () => {
   it('Deepgram (/v1/speak): audio frames, one turn', async () => {

@@ -30,8 +30,10 @@ import {
   TWO_SENTENCES,
   WORDS,
   wsBase,
+  pcmOf,
+  reference,
 } from './clients.ts';
-import { bytesDiff, referencePcm, type TestServer } from '../harness.ts';
+import { bytesDiff, type TestServer } from '../harness.ts';
 
 let sockets: TestServer;
 let server: TestServer;
@@ -41,12 +43,6 @@ beforeAll(async () => {
   server = await httpServer();
   elevenLabs = new ElevenLabsClient({ apiKey: 'dummy', baseUrl: server.http, maxRetries: 0 });
 });
-
-/** Our own PCM (24 kHz) for a text, from the socket server, to compare a dialect's audio with. */
-const pcmOf = (text: string, voice?: string) => referencePcm(sockets, text, voice);
-
-/** The same text through POST /invocations on the HTTP server: raw PCM16 at `rate`. */
-const reference = (voice: string, rate = 24_000, text = TEXT) => referencePcm(server, text, voice, rate);
 
 describe('LiveKit agents 1.9 TTS plugins, streamed text in', () => {
   it('ElevenLabs (multi-stream-input): audio frames and an aligned transcript of every word', async () => {

@@ -7,8 +7,16 @@ import { tokenize, tts as lkTts } from '@livekit/agents';
 import * as lkOpenAi from '@livekit/agents-plugin-openai';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { OPENAI_VOICES } from '../../../protocol/openai.ts';
-import { expectWholeText, httpServer, liveKitStream, socketServer, TEXT, TWO_SENTENCES } from './clients.ts';
-import { bytesDiff, referencePcm, type TestServer } from '../harness.ts';
+import {
+  expectWholeText,
+  httpServer,
+  liveKitStream,
+  socketServer,
+  TEXT,
+  TWO_SENTENCES,
+  reference,
+} from './clients.ts';
+import { bytesDiff, type TestServer } from '../harness.ts';
 
 let sockets: TestServer;
 let server: TestServer;
@@ -16,9 +24,6 @@ beforeAll(async () => {
   sockets = await socketServer();
   server = await httpServer();
 });
-
-/** The same text through POST /invocations on the HTTP server: raw PCM16 at `rate`. */
-const reference = (voice: string, rate = 24_000, text = TEXT) => referencePcm(server, text, voice, rate);
 
 describe('LiveKit agents 1.9 TTS plugins, streamed text in', () => {
   it('OpenAI (/v1/audio/speech) through LiveKit’s StreamAdapter, as agents stream to a non-streaming TTS', async () => {
